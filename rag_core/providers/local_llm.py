@@ -1,0 +1,421 @@
+"""The default, fully offline LLM: Qwen2.5-Coder-1.5B-Instruct (GGUF) on llama.cpp via xllamacpp.
+
+Why xllamacpp: it ships prebuilt CPU wheels of llama.cpp (no 6-minute compile at
+``pip install`` like llama-cpp-python), and it embeds llama.cpp's own C++ server,
+which is thread safe and streams through a Python callback. See
+``/work/notes/llm.md`` (or the project notes) for the measured comparison.
+
+How it is wired:
+
+* ``xllamacpp.Server`` always opens a listener for llama.cpp's HTTP API, which we
+  never use: we call ``handle_completions`` in-process. To keep the model off the
+  network it listens on a Unix socket inside a private temporary folder (POSIX) or
+  on 127.0.0.1 with a random port (elsewhere), and in both cases behind a random API
+  key, so neither other users nor browser pages can reach it.
+* One engine (loaded weights + KV cache) per model file and context size is shared
+  by every ``LlamaCppLLM`` in the process, loaded lazily on first use under a lock:
+  Streamlit builds objects per session, and two copies of a 1 GB model would double
+  the start time and memory.
+* A per-engine lock serialises generations: on a 2-core machine two answers at once
+  are not faster than one after the other, and a single llama.cpp slot keeps the
+  whole context window for one prompt. Concurrent sessions queue.
+* We format ChatML ourselves (the GGUF's template, minus tool calling) and send a
+  raw prompt, so ``complete`` and ``chat`` share one code path, the prompt is
+  testable without the model, and control tokens inside documents cannot forge turns.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import re
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from llama_index.core.base.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    ChatResponseGen,
+    CompletionResponse,
+    CompletionResponseGen,
+    LLMMetadata,
+    MessageRole,
+)
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
+from llama_index.core.llms.custom import CustomLLM
+from llama_index.core.llms.llm import default_completion_to_prompt
+
+from rag_core.errors import ModelError, ProviderError
+
+logger = logging.getLogger(__name__)
+
+MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+
+# The system turn Qwen2.5's own chat template inserts when a conversation has none;
+# the model was tuned with it, so we keep it rather than sending no system turn.
+QWEN_DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+
+IM_START = "<|im_start|>"
+IM_END = "<|im_end|>"
+STOP_STRINGS = [IM_END, "<|endoftext|>"]
+
+# llama.cpp parses special tokens in the prompt, so a document quoting "<|im_start|>"
+# would open a fake turn. A zero-width space after "<" keeps the text readable but
+# makes it tokenize as plain text.
+_SPECIAL_TOKEN_RE = re.compile(r"<(\|[A-Za-z0-9_]+\|)>")
+_ZWSP = "\u200b"
+
+_ROLE_MAP = {
+    MessageRole.SYSTEM: "system",
+    MessageRole.DEVELOPER: "system",
+    MessageRole.USER: "user",
+    MessageRole.ASSISTANT: "assistant",
+    MessageRole.CHATBOT: "assistant",
+    MessageRole.MODEL: "assistant",
+}
+
+
+def _neutralize(text: str) -> str:
+    return _SPECIAL_TOKEN_RE.sub(lambda m: f"<{_ZWSP}{m.group(1)}>", text)
+
+
+def messages_to_chatml(messages: Sequence[ChatMessage]) -> str:
+    """Render messages as Qwen2.5 ChatML, ending with the opened assistant turn.
+
+    Tool/function results become user turns wrapped in ``<tool_response>``, as
+    Qwen's own template does. A conversation without a system turn gets Qwen's
+    default one.
+    """
+    parts: list[str] = []
+    if not messages or _ROLE_MAP.get(messages[0].role) != "system":
+        parts.append(f"{IM_START}system\n{QWEN_DEFAULT_SYSTEM}{IM_END}\n")
+    for message in messages:
+        content = _neutralize(message.content or "")
+        role = _ROLE_MAP.get(message.role)
+        if role is None:  # tool / function results
+            role = "user"
+            content = f"<tool_response>\n{content}\n</tool_response>"
+        parts.append(f"{IM_START}{role}\n{content}{IM_END}\n")
+    parts.append(f"{IM_START}assistant\n")
+    return "".join(parts)
+
+
+def completion_to_chatml(prompt: str, system_prompt: str | None = None) -> str:
+    """Wrap a bare completion prompt as one user turn (the model is chat-tuned)."""
+    messages = []
+    if system_prompt:
+        messages.append(ChatMessage(role=MessageRole.SYSTEM, content=system_prompt))
+    messages.append(ChatMessage(role=MessageRole.USER, content=prompt))
+    return messages_to_chatml(messages)
+
+
+# --------------------------------------------------------------------------- engine
+
+
+class _Engine:
+    """One loaded model: the xllamacpp server plus the lock that serialises generations."""
+
+    def __init__(self, model_path: str, context_window: int, n_threads: int, seed: int) -> None:
+        self.model_path = model_path
+        self.context_window = context_window
+        self.n_threads = n_threads
+        self.seed = seed
+        self.lock = threading.Lock()
+        self.server: Any = None
+        self.load_seconds: float | None = None
+        self._load_lock = threading.Lock()
+
+    def get_server(self) -> Any:
+        """Load the model on first use; later calls return the same server."""
+        if self.server is not None:
+            return self.server
+        with self._load_lock:
+            if self.server is None:
+                self.server = self._load()
+        return self.server
+
+    def _load(self) -> Any:
+        path = Path(self.model_path)
+        _check_gguf_file(path)
+        try:
+            import xllamacpp
+        except ImportError as exc:  # pragma: no cover - xllamacpp is a hard dependency
+            raise ModelError(
+                f"The local LLM runtime xllamacpp cannot be imported ({exc}). "
+                "Run `pip install -r requirements.txt`, or choose another LLM provider."
+            ) from exc
+
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = self.context_window
+        params.n_parallel = 1  # one slot: the whole context window for one prompt
+        params.cpuparams.n_threads = self.n_threads
+        params.cpuparams_batch.n_threads = self.n_threads
+        params.sampling.seed = self.seed
+        params.offline = True  # never fetch anything from a model hub
+        params.ui = False
+        params.verbosity = 0 if not logger.isEnabledFor(logging.DEBUG) else 3
+        params.api_keys = [secrets.token_urlsafe(32)]
+        socket_dir = None
+        if os.name == "posix":
+            socket_dir = tempfile.mkdtemp(prefix="docent-llm-")
+            params.hostnames = [os.path.join(socket_dir, "llama.sock")]
+        else:  # pragma: no cover - Windows: loopback, random port, random key
+            params.hostnames = ["127.0.0.1"]
+            params.port = 0
+
+        logger.info("Loading local LLM %s (n_ctx=%d, threads=%d)", path, self.context_window, self.n_threads)
+        started = time.perf_counter()
+        try:
+            server = xllamacpp.Server(params)
+        except Exception as exc:
+            if socket_dir:
+                shutil.rmtree(socket_dir, ignore_errors=True)
+            raise ModelError(
+                f"llama.cpp (xllamacpp) could not load the local model {path}: {exc}. "
+                "The file may be damaged (delete it to have it assembled again), or the machine "
+                "may lack memory (about 2 GB free is needed); otherwise choose another LLM provider."
+            ) from exc
+        self.load_seconds = time.perf_counter() - started
+        if socket_dir:
+            # The Server cannot be weak-referenced; engines live until exit, so tie it to us.
+            weakref.finalize(self, shutil.rmtree, socket_dir, True)
+        logger.info("Local LLM loaded in %.1f s", self.load_seconds)
+        return server
+
+
+_ENGINES: dict[tuple[str, int, int, int], _Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def _get_engine(model_path: str, context_window: int, n_threads: int, seed: int) -> _Engine:
+    key = (str(Path(model_path).expanduser().resolve()), context_window, n_threads, seed)
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(key)
+        if engine is None:
+            engine = _ENGINES[key] = _Engine(key[0], context_window, n_threads, seed)
+        return engine
+
+
+def _check_gguf_file(path: Path) -> None:
+    """Fail with a clear message before llama.cpp answers with a bare 'failed to init'."""
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise ModelError(
+            f"The local model file {path} cannot be read ({exc}). "
+            "Start the app again to have it assembled, or choose another LLM provider."
+        ) from exc
+    if magic != b"GGUF":
+        raise ModelError(f"{path} is not a GGUF model file. Delete it to have it assembled again.")
+
+
+def _resolve_threads(n_threads: int) -> int:
+    return n_threads if n_threads > 0 else max(1, os.cpu_count() or 1)
+
+
+def _raise_for_error(payload: dict[str, Any], context_window: int) -> None:
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if not error:
+        return
+    message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+    if isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
+        raise ProviderError(
+            f"The prompt is too long for the local model ({error.get('n_prompt_tokens')} tokens, "
+            f"context window {context_window}). Ask about fewer passages (lower top-k), shorten the "
+            "chat history, or raise the LLM context window in the settings."
+        )
+    raise ProviderError(f"The local model failed to answer: {message}")
+
+
+def _choice_text(payload: dict[str, Any]) -> str:
+    choices = payload.get("choices") or [{}]
+    return choices[0].get("text") or ""
+
+
+# --------------------------------------------------------------------------- LLM
+
+
+class LlamaCppLLM(CustomLLM):
+    """LlamaIndex LLM running a local GGUF (Qwen2.5 ChatML) through xllamacpp, offline."""
+
+    model_path: str = Field(description="Path of the GGUF model file.")
+    context_window: int = Field(default=4096, gt=0, description="Context window (n_ctx), in tokens.")
+    max_new_tokens: int = Field(default=512, gt=0, description="Longest answer, in tokens.")
+    temperature: float = Field(default=0.1, ge=0.0, description="Sampling temperature.")
+    n_threads: int = Field(default=2, description="CPU threads; 0 or less means all cores.")
+    seed: int = Field(default=0, description="Sampling seed, for repeatable answers.")
+
+    _engine: _Engine | None = PrivateAttr(default=None)
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("messages_to_prompt", messages_to_chatml)
+        super().__init__(**kwargs)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "LlamaCppLLM"
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(
+            context_window=self.context_window,
+            num_output=self.max_new_tokens,
+            is_chat_model=True,
+            model_name=MODEL_NAME,
+        )
+
+    # -- engine ------------------------------------------------------------------
+
+    def _get_engine(self) -> _Engine:
+        if self._engine is None:
+            self._engine = _get_engine(
+                self.model_path, self.context_window, _resolve_threads(self.n_threads), self.seed
+            )
+        return self._engine
+
+    def load(self) -> float:
+        """Load the model now (e.g. behind a spinner); returns the seconds loading took."""
+        engine = self._get_engine()
+        engine.get_server()
+        return engine.load_seconds or 0.0
+
+    def _request(self, prompt: str, stream: bool, **kwargs: Any) -> dict[str, Any]:
+        return {
+            "prompt": prompt,
+            "max_tokens": int(kwargs.get("max_tokens", self.max_new_tokens)),
+            "temperature": float(kwargs.get("temperature", self.temperature)),
+            "seed": int(kwargs.get("seed", self.seed)),
+            "stop": list(kwargs.get("stop", STOP_STRINGS)),
+            "cache_prompt": True,  # reuse the KV cache of the shared prefix (system prompt, history)
+            "stream": stream,
+        }
+
+    def _completion_prompt(self, prompt: str, formatted: bool) -> str:
+        if formatted:
+            return prompt
+        if self.completion_to_prompt is not default_completion_to_prompt:
+            return self.completion_to_prompt(prompt)
+        return completion_to_chatml(prompt, self.system_prompt)
+
+    def _generate(self, prompt: str, **kwargs: Any) -> tuple[str, dict[str, Any]]:
+        engine = self._get_engine()
+        server = engine.get_server()
+        with engine.lock:
+            result = server.handle_completions(self._request(prompt, stream=False, **kwargs))
+        _raise_for_error(result, self.context_window)
+        return _choice_text(result), result
+
+    def _generate_stream(self, prompt: str, **kwargs: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Yield ``(delta, raw_chunk)`` as llama.cpp produces them.
+
+        xllamacpp delivers chunks to a callback on the calling thread and returns only
+        at the end, so generation runs in a worker thread that feeds a queue. When the
+        consumer stops early (generator closed) the callback asks llama.cpp to stop.
+        """
+        engine = self._get_engine()
+        server = engine.get_server()
+        request = self._request(prompt, stream=True, **kwargs)
+        chunks: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        cancelled = threading.Event()
+
+        def on_chunk(chunk: Any) -> bool:
+            chunks.put(("chunk", chunk))
+            return cancelled.is_set()  # True asks llama.cpp to stop
+
+        def worker() -> None:
+            try:
+                with engine.lock:
+                    if cancelled.is_set():
+                        result = None
+                    else:
+                        result = server.handle_completions(request, on_chunk)
+                chunks.put(("done", result))
+            except BaseException as exc:  # noqa: BLE001 - handed to the consumer thread
+                chunks.put(("error", exc))
+
+        thread = threading.Thread(target=worker, name="docent-llm-stream", daemon=True)
+        thread.start()
+        try:
+            while True:
+                kind, payload = chunks.get()
+                if kind == "error":
+                    raise ProviderError(f"The local model failed to answer: {payload}") from payload
+                if isinstance(payload, dict):
+                    _raise_for_error(payload, self.context_window)
+                if kind == "done":
+                    return
+                delta = _choice_text(payload)
+                if delta:
+                    yield delta, payload
+        finally:
+            cancelled.set()
+
+    # -- LlamaIndex API ----------------------------------------------------------
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        text, raw = self._generate(self._completion_prompt(prompt, formatted), **kwargs)
+        return CompletionResponse(text=text, raw=raw)
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+        full_prompt = self._completion_prompt(prompt, formatted)
+
+        def gen() -> CompletionResponseGen:
+            text = ""
+            for delta, raw in self._generate_stream(full_prompt, **kwargs):
+                text += delta
+                yield CompletionResponse(text=text, delta=delta, raw=raw)
+
+        return gen()
+
+    @llm_chat_callback()
+    def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        text, raw = self._generate(self.messages_to_prompt(messages), **kwargs)
+        return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=text), raw=raw)
+
+    @llm_chat_callback()
+    def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
+        prompt = self.messages_to_prompt(messages)
+
+        def gen() -> ChatResponseGen:
+            text = ""
+            for delta, raw in self._generate_stream(prompt, **kwargs):
+                text += delta
+                yield ChatResponse(
+                    message=ChatMessage(role=MessageRole.ASSISTANT, content=text), delta=delta, raw=raw
+                )
+
+        return gen()
+
+
+def build_local_llm(
+    model_path: Path,
+    *,
+    context_window: int = 4096,
+    max_new_tokens: int = 512,
+    temperature: float = 0.1,
+    n_threads: int = 2,
+) -> LlamaCppLLM:
+    """Build the default local LLM for a verified GGUF (see ``rag_core.model_store``).
+
+    The model itself loads on first use; call ``.load()`` to do it up front.
+    """
+    return LlamaCppLLM(
+        model_path=str(model_path),
+        context_window=context_window,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        n_threads=n_threads,
+    )
