@@ -131,14 +131,12 @@ class DocentChatEngine(CondensePlusContextChatEngine):
             def canned() -> Iterator[ChatResponse]:
                 yield ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=NO_ANSWER), delta=NO_ANSWER)
 
-            resp = StreamingAgentChatResponse(chat_stream=canned(), sources=[context_source], source_nodes=[])
-            resp.write_response_to_history(self._memory)
-            return resp
+            return StreamingAgentChatResponse(chat_stream=canned(), sources=[context_source], source_nodes=[])
         return self._stream_from(synthesizer, context_source, context_nodes, message)
 
     def _stream_from(self, synthesizer, context_source, context_nodes, message):  # noqa: ANN001
-        from threading import Thread
-
+        """Like the parent's stream_chat, minus the thread that copies the answer into the
+        in-memory buffer: the caller reads ``chat_stream`` directly and SQLite keeps history."""
         from llama_index.core.base.llms.types import ChatResponse
         from llama_index.core.base.response.schema import StreamingResponse
 
@@ -152,11 +150,7 @@ class DocentChatEngine(CondensePlusContextChatEngine):
                 full += token
                 yield ChatResponse(message=ChatMessage(content=full, role=MessageRole.ASSISTANT), delta=token)
 
-        chat_response = StreamingAgentChatResponse(chat_stream=gen(), sources=[context_source], source_nodes=context_nodes)
-        thread = Thread(target=chat_response.write_response_to_history, args=(self._memory,), daemon=True)
-        chat_response.write_response_to_history_thread = thread
-        thread.start()
-        return chat_response
+        return StreamingAgentChatResponse(chat_stream=gen(), sources=[context_source], source_nodes=context_nodes)
 
 
 def clean_condensed(raw: str, fallback: str) -> str:
@@ -197,7 +191,10 @@ class AnswerStream:
     def __iter__(self) -> Iterator[str]:
         parts: list[str] = []
         try:
-            for delta in self._response.response_gen:
+            for chunk in self._response.chat_stream:
+                delta = chunk.delta or ""
+                if not delta:
+                    continue
                 if not parts:
                     self.timings["first_token_s"] = round(time.perf_counter() - self._t0, 3)
                 parts.append(delta)

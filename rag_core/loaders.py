@@ -103,11 +103,23 @@ def decode_text(data: bytes, name: str) -> str:
         pass
     try:
         text = data.decode("gb18030")
-        if re.search(r"[\u4e00-\u9fff]", text) and _printable_ratio(text[:2000]) > 0.9:
+        if _looks_chinese(text) and _printable_ratio(text[:2000]) > 0.9:
             return text
     except UnicodeDecodeError:
         pass
     return data.decode("cp1252", errors="replace")
+
+
+def _looks_chinese(text: str) -> bool:
+    """Real Chinese has runs of CJK characters; cp1252 bytes misread as GB18030 give
+    isolated ones between Latin letters ("K\u00f6ln" -> "K" + one CJK char + "n")."""
+    sample = text[:5000]
+    cjk = [i for i, c in enumerate(sample) if "\u4e00" <= c <= "\u9fff"]
+    if not cjk:
+        return False
+    idx = set(cjk)
+    in_runs = sum(1 for i in cjk if i - 1 in idx or i + 1 in idx)
+    return in_runs / len(cjk) >= 0.6
 
 
 def _printable_ratio(text: str) -> float:
@@ -158,7 +170,7 @@ def _load_pdf(path: Path, data: bytes, name: str, sha256: str) -> LoadedFile:
     if not data.lstrip()[:1024].find(b"%PDF") >= 0:
         raise IngestError(name, "not a PDF (no %PDF header): the file is damaged or misnamed")
     try:
-        pages, labels = _pdfium_pages(path)
+        pages, labels = _pdfium_pages(path, name)
     except IngestError:
         raise
     except Exception as e:  # PDFium failed: try pypdf, which repairs some files differently
@@ -187,14 +199,14 @@ def _load_pdf(path: Path, data: bytes, name: str, sha256: str) -> LoadedFile:
     return loaded
 
 
-def _pdfium_pages(path: Path) -> tuple[list[str], list[str]]:
+def _pdfium_pages(path: Path, name: str) -> tuple[list[str], list[str]]:
     import pypdfium2 as pdfium
 
     try:
         pdf = pdfium.PdfDocument(str(path))
     except pdfium.PdfiumError as e:
         if "password" in str(e).lower():
-            raise IngestError(path.name, "encrypted: needs a password") from e
+            raise IngestError(name, "encrypted: needs a password") from e
         raise
     try:
         pages, labels = [], []

@@ -267,9 +267,7 @@ def _assemble(parts: list[Path], final: Path, expected: str, notify: Progress) -
         raise
     _fsync_dir(final.parent)
     _write_sidecar(final, actual)
-    logger.info(
-        "Assembled %s (%.0f MiB) in %.1f s", final, total / 2**20, time.perf_counter() - started
-    )
+    logger.info("Assembled %s (%.0f MiB) in %.1f s", final, total / 2**20, time.perf_counter() - started)
     notify("Local model ready.")
 
 

@@ -39,11 +39,18 @@ RRF_K = 60
 def tokenize(text: str) -> list[str]:
     """Latin words (no stop words) and CJK character bigrams (and single characters)."""
     text = text.lower()
-    tokens = [w for w in _LATIN.findall(text) if w not in _STOP]
+    tokens = [_stem(w) for w in _LATIN.findall(text) if w not in _STOP]
     for run in _CJK.findall(text):
         tokens.extend(run)
         tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
     return tokens
+
+
+def _stem(word: str) -> str:
+    """Plural/third-person 's' only: 'delivers' matches 'deliver', 'pumps' matches 'pump'."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and not word[0].isdigit():
+        return word[:-1]
+    return word
 
 
 class BM25:
@@ -156,9 +163,11 @@ class HybridRetriever(BaseRetriever):
         by_id: dict[str, NodeWithScore] = {}
         extras: dict[str, dict[str, float]] = defaultdict(dict)
         for name, hits in (("vector_score", vec), ("keyword_score", kw)):
+            top = max((float(h.score or 0.0) for h in hits), default=0.0) or 1.0
             for rank, hit in enumerate(hits):
                 nid = hit.node.node_id
-                fused[nid] += 1.0 / (RRF_K + rank + 1)
+                # RRF, with ties (rank 1 + rank 2 vs rank 2 + rank 1) broken by relative score.
+                fused[nid] += 1.0 / (RRF_K + rank + 1) + 1e-5 * float(hit.score or 0.0) / top
                 extras[nid][name] = round(float(hit.score or 0.0), 4)
                 by_id.setdefault(nid, hit)
         best = 2.0 / (RRF_K + 1)

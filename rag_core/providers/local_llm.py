@@ -124,11 +124,10 @@ def completion_to_chatml(prompt: str, system_prompt: str | None = None) -> str:
 class _Engine:
     """One loaded model: the xllamacpp server plus the lock that serialises generations."""
 
-    def __init__(self, model_path: str, context_window: int, n_threads: int, seed: int) -> None:
+    def __init__(self, model_path: str, context_window: int, n_threads: int) -> None:
         self.model_path = model_path
         self.context_window = context_window
         self.n_threads = n_threads
-        self.seed = seed
         self.lock = threading.Lock()
         self.server: Any = None
         self.load_seconds: float | None = None
@@ -160,14 +159,15 @@ class _Engine:
         params.n_parallel = 1  # one slot: the whole context window for one prompt
         params.cpuparams.n_threads = self.n_threads
         params.cpuparams_batch.n_threads = self.n_threads
-        params.sampling.seed = self.seed
         params.offline = True  # never fetch anything from a model hub
         params.ui = False
         params.verbosity = 0 if not logger.isEnabledFor(logging.DEBUG) else 3
         params.api_keys = [secrets.token_urlsafe(32)]
         socket_dir = None
         if os.name == "posix":
-            socket_dir = tempfile.mkdtemp(prefix="docent-llm-")
+            socket_dir = tempfile.mkdtemp(prefix="docent-llm-")  # mode 0700: private to this user
+            # Removed at exit; the Server cannot be weak-referenced, and engines live until exit.
+            weakref.finalize(self, shutil.rmtree, socket_dir, True)
             params.hostnames = [os.path.join(socket_dir, "llama.sock")]
         else:  # pragma: no cover - Windows: loopback, random port, random key
             params.hostnames = ["127.0.0.1"]
@@ -186,23 +186,21 @@ class _Engine:
                 "may lack memory (about 2 GB free is needed); otherwise choose another LLM provider."
             ) from exc
         self.load_seconds = time.perf_counter() - started
-        if socket_dir:
-            # The Server cannot be weak-referenced; engines live until exit, so tie it to us.
-            weakref.finalize(self, shutil.rmtree, socket_dir, True)
         logger.info("Local LLM loaded in %.1f s", self.load_seconds)
         return server
 
 
-_ENGINES: dict[tuple[str, int, int, int], _Engine] = {}
+_ENGINES: dict[tuple[str, int, int], _Engine] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
-def _get_engine(model_path: str, context_window: int, n_threads: int, seed: int) -> _Engine:
-    key = (str(Path(model_path).expanduser().resolve()), context_window, n_threads, seed)
+def _get_engine(model_path: str, context_window: int, n_threads: int) -> _Engine:
+    """The shared engine for this model file and load-time settings (sampling is per request)."""
+    key = (str(Path(model_path).expanduser().resolve()), context_window, n_threads)
     with _ENGINES_LOCK:
         engine = _ENGINES.get(key)
         if engine is None:
-            engine = _ENGINES[key] = _Engine(key[0], context_window, n_threads, seed)
+            engine = _ENGINES[key] = _Engine(*key)
         return engine
 
 
@@ -279,9 +277,7 @@ class LlamaCppLLM(CustomLLM):
 
     def _get_engine(self) -> _Engine:
         if self._engine is None:
-            self._engine = _get_engine(
-                self.model_path, self.context_window, _resolve_threads(self.n_threads), self.seed
-            )
+            self._engine = _get_engine(self.model_path, self.context_window, _resolve_threads(self.n_threads))
         return self._engine
 
     def load(self) -> float:
@@ -291,22 +287,33 @@ class LlamaCppLLM(CustomLLM):
         return engine.load_seconds or 0.0
 
     def _request(self, prompt: str, stream: bool, **kwargs: Any) -> dict[str, Any]:
+        """The llama.cpp request; per-call ``max_tokens``/``temperature``/``seed``/``stop`` win."""
+
+        def pick(name: str, default: Any) -> Any:
+            value = kwargs.get(name)
+            return default if value is None else value
+
         return {
             "prompt": prompt,
-            "max_tokens": int(kwargs.get("max_tokens", self.max_new_tokens)),
-            "temperature": float(kwargs.get("temperature", self.temperature)),
-            "seed": int(kwargs.get("seed", self.seed)),
-            "stop": list(kwargs.get("stop", STOP_STRINGS)),
+            "max_tokens": int(pick("max_tokens", self.max_new_tokens)),
+            "temperature": float(pick("temperature", self.temperature)),
+            "seed": int(pick("seed", self.seed)),
+            "stop": [*STOP_STRINGS, *pick("stop", [])],
             "cache_prompt": True,  # reuse the KV cache of the shared prefix (system prompt, history)
             "stream": stream,
         }
 
     def _completion_prompt(self, prompt: str, formatted: bool) -> str:
+        """A bare prompt becomes a ChatML user turn, unless the caller set ``completion_to_prompt``."""
         if formatted:
             return prompt
-        if self.completion_to_prompt is not default_completion_to_prompt:
-            return self.completion_to_prompt(prompt)
+        custom = self.completion_to_prompt
+        if custom is not None and custom is not default_completion_to_prompt:
+            return custom(prompt)
         return completion_to_chatml(prompt, self.system_prompt)
+
+    def _chat_prompt(self, messages: Sequence[ChatMessage]) -> str:
+        return (self.messages_to_prompt or messages_to_chatml)(messages)
 
     def _generate(self, prompt: str, **kwargs: Any) -> tuple[str, dict[str, Any]]:
         engine = self._get_engine()
@@ -335,11 +342,8 @@ class LlamaCppLLM(CustomLLM):
 
         def worker() -> None:
             try:
-                with engine.lock:
-                    if cancelled.is_set():
-                        result = None
-                    else:
-                        result = server.handle_completions(request, on_chunk)
+                with engine.lock:  # may queue behind another session's answer
+                    result = None if cancelled.is_set() else server.handle_completions(request, on_chunk)
                 chunks.put(("done", result))
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer thread
                 chunks.put(("error", exc))
@@ -382,20 +386,18 @@ class LlamaCppLLM(CustomLLM):
 
     @llm_chat_callback()
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        text, raw = self._generate(self.messages_to_prompt(messages), **kwargs)
+        text, raw = self._generate(self._chat_prompt(messages), **kwargs)
         return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=text), raw=raw)
 
     @llm_chat_callback()
     def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
-        prompt = self.messages_to_prompt(messages)
+        prompt = self._chat_prompt(messages)
 
         def gen() -> ChatResponseGen:
             text = ""
             for delta, raw in self._generate_stream(prompt, **kwargs):
                 text += delta
-                yield ChatResponse(
-                    message=ChatMessage(role=MessageRole.ASSISTANT, content=text), delta=delta, raw=raw
-                )
+                yield ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=text), delta=delta, raw=raw)
 
         return gen()
 

@@ -1,0 +1,5 @@
+import sys
+
+from rag_core.cli import main
+
+sys.exit(main())

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rag_core import build_context, load_settings
+from tests.fakes import ScriptedLLM
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("DOCENT_SHARED_DIR", ROOT.parent / "shared")) / "data"
+
+_CLEARED = ("OPENAI_API_KEY", "COHERE_API_KEY")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch, tmp_path):
+    """No provider keys and no DOCENT_* settings leak in from the machine; state in tmp_path."""
+    for key in list(os.environ):
+        if key.startswith("DOCENT_") and key not in ("DOCENT_MODEL_CACHE", "DOCENT_SHARED_DIR", "DOCENT_SCREENSHOTS"):
+            monkeypatch.delenv(key, raising=False)
+    for key in _CLEARED:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("DOCENT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+
+
+@pytest.fixture
+def make_settings(tmp_path):
+    def make(**overrides):
+        base = {"data_dir": tmp_path / "data", "embed_provider": "hash", "llm_provider": "extractive"}
+        base.update(overrides)
+        return load_settings({}, **base)
+
+    return make
+
+
+@pytest.fixture
+def llm():
+    return ScriptedLLM()
+
+
+@pytest.fixture
+def ctx(make_settings, llm):
+    return build_context(make_settings(), llm=llm)
+
+
+@pytest.fixture
+def shared_data():
+    if not SHARED.is_dir():
+        pytest.skip(f"../shared/data not found at {SHARED} (set DOCENT_SHARED_DIR)")
+    return SHARED
+
+
+def model_cache_dir() -> Path:
+    return Path(os.environ.get("DOCENT_MODEL_CACHE", Path.home() / ".cache" / "docent-test-models"))

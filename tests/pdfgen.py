@@ -1,0 +1,69 @@
+"""Small real PDFs written byte by byte, so tests need no fixtures on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def make_pdf(pages: list[str], path: Path | None = None) -> bytes:
+    """A PDF with one page per string (lines split on newlines, Helvetica 11pt).
+    An empty string makes a page without a text layer, like a scanned page."""
+    objects: list[bytes] = []
+    n = len(pages)
+    font_id = 3 + 2 * n
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(n))
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode())
+    for i, text in enumerate(pages):
+        lines = text.split("\n") if text else []
+        ops = ["BT", "/F1 11 Tf", "14 TL", "50 780 Td"]
+        for line in lines:
+            ops.append(f"({_escape(line)}) Tj T*")
+        ops.append("ET")
+        stream = "\n".join(ops).encode("latin-1") if lines else b""
+        page_id, content_id = 3 + 2 * i, 4 + 2 * i
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 {font_id} 0 R >> >> "
+            f"/Contents {content_id} 0 R >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for num, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{num} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for off in offsets:
+        out += f"{off:010d} 00000 n \n".encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    data = bytes(out)
+    if path is not None:
+        Path(path).write_bytes(data)
+    return data
+
+
+def encrypt_pdf(data: bytes, password: str) -> bytes:
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    writer.encrypt(user_password=password, owner_password=password + "-owner", algorithm="AES-256")
+    buf = io.BytesIO()
+    writer.write(buf)
+    return buf.getvalue()
+
+
+ZEPHYR_PAGES = [
+    "The Zephyr Handbook\nChapter 1: Overview\nThe Zephyr pump moves water for small farms.",
+    "Chapter 2: Capacity\nThe Zephyr pump delivers 42 litres per minute at full speed.\n"
+    "It runs on a single 12 volt battery.",
+    "Chapter 3: Safety\nNever run the Zephyr pump dry. Two pumps cannot share one battery,\n"
+    "because the battery can only supply 10 amperes and each pump draws 8 amperes.",
+]

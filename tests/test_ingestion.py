@@ -1,0 +1,120 @@
+import pytest
+
+from rag_core import IndexMismatchError, NotFoundError, build_context
+from rag_core.health import check
+from rag_core.providers.embeddings import HashEmbedding
+from tests.pdfgen import ZEPHYR_PAGES, make_pdf
+
+
+@pytest.fixture
+def zephyr(tmp_path):
+    p = tmp_path / "in" / "zephyr.pdf"
+    p.parent.mkdir()
+    make_pdf(ZEPHYR_PAGES, p)
+    return p
+
+
+def test_ingest_then_skip_then_replace(ctx, zephyr):
+    first = ctx.ingestion.ingest_file(zephyr)
+    assert (first.status, first.pages) == ("indexed", 3) and first.chunks >= 3
+    again = ctx.ingestion.ingest_file(zephyr)
+    assert again.status == "skipped" and again.reason == "unchanged"
+    make_pdf(ZEPHYR_PAGES[:2] + ["Chapter 3 rewritten: the pump is now solar powered."], zephyr)
+    replaced = ctx.ingestion.ingest_file(zephyr)
+    assert replaced.status == "replaced"
+    texts = [n.get_content() for n in ctx.index.all_nodes()]
+    assert any("solar" in t for t in texts)
+    assert not any("Never run the Zephyr pump dry" in t for t in texts)  # old page 3 gone
+    assert check(ctx)[0] == []
+
+
+def test_replace_with_fewer_pages_removes_stale_pages(ctx, zephyr):
+    ctx.ingestion.ingest_file(zephyr)
+    make_pdf(ZEPHYR_PAGES[:1], zephyr)
+    r = ctx.ingestion.ingest_file(zephyr)
+    assert r.status == "replaced" and r.pages == 1
+    assert {n.metadata["page"] for n in ctx.index.all_nodes()} == {1}
+    assert ctx.index.ref_doc_ids_for("zephyr.pdf") == ["zephyr.pdf::p0001"]
+    assert check(ctx)[0] == []
+
+
+def test_delete_removes_vectors_docstore_entries_and_registry_row(ctx, zephyr, tmp_path):
+    other = tmp_path / "other.txt"
+    other.write_text("Bananas are yellow and grow in bunches.")
+    ctx.ingestion.ingest_paths([zephyr, other])
+    ctx.ingestion.delete("zephyr.pdf")
+    assert ctx.index.chunk_count("zephyr.pdf") == 0
+    assert ctx.index.ref_doc_ids_for("zephyr.pdf") == []
+    assert [d.name for d in ctx.ingestion.documents()] == ["other.txt"]
+    assert check(ctx)[0] == []
+    with pytest.raises(NotFoundError):
+        ctx.ingestion.delete("zephyr.pdf")
+
+
+def test_a_bad_file_does_not_stop_the_batch(ctx, tmp_path, zephyr):
+    bad = tmp_path / "in" / "broken.pdf"
+    bad.write_bytes(b"%PDF-1.4 nothing else")
+    (tmp_path / "in" / "notes.epub").write_bytes(b"PK..")
+    results = {r.file: r for r in ctx.ingestion.ingest_paths([tmp_path / "in"])}
+    assert results["zephyr.pdf"].status == "indexed"
+    assert results["broken.pdf"].status == "failed" and "damaged" in results["broken.pdf"].reason
+    assert results["notes.epub"].status == "failed" and "unsupported type .epub" in results["notes.epub"].reason
+    assert check(ctx)[0] == []
+
+
+def test_same_content_under_two_names_is_indexed_twice_with_a_warning(ctx, zephyr, tmp_path):
+    copy = tmp_path / "copy.pdf"
+    copy.write_bytes(zephyr.read_bytes())
+    ctx.ingestion.ingest_file(zephyr)
+    r = ctx.ingestion.ingest_file(copy)
+    assert r.status == "indexed" and "same content as zephyr.pdf" in r.warnings[0]
+
+
+def test_names_from_folders_keep_relative_paths_and_reject_traversal(ctx, tmp_path):
+    from rag_core.ingestion import safe_name
+
+    (tmp_path / "d" / "a").mkdir(parents=True)
+    (tmp_path / "d" / "b").mkdir(parents=True)
+    (tmp_path / "d" / "a" / "same.txt").write_text("alpha text")
+    (tmp_path / "d" / "b" / "same.txt").write_text("beta text")
+    names = sorted(r.file for r in ctx.ingestion.ingest_paths([tmp_path / "d"]))
+    assert names == ["a/same.txt", "b/same.txt"]
+    assert safe_name("../../etc/passwd") == "etc/passwd"
+    assert safe_name("C:\\Users\\x\\report.pdf") == "C:/Users/x/report.pdf"
+    r = ctx.ingestion.ingest_bytes(b"upload text", "../../evil.txt")
+    assert r.file == "evil.txt" and r.status == "indexed"
+
+
+def test_too_large_file_is_refused(make_settings, llm, tmp_path):
+    ctx = build_context(make_settings(max_file_mb=1), llm=llm)
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"a " * 600_000)
+    r = ctx.ingestion.ingest_file(big)
+    assert r.status == "failed" and "too large" in r.reason
+
+
+def test_another_embedding_model_is_refused_until_rebuild(make_settings, llm, zephyr):
+    ctx = build_context(make_settings(), llm=llm)
+    ctx.ingestion.ingest_file(zephyr)
+    other = build_context(make_settings(), llm=llm, embed_model=HashEmbedding(dim=64))
+    assert "Rebuild" in other.index.mismatch()
+    with pytest.raises(IndexMismatchError):
+        other.chat.retrieve("pump")
+    r = other.ingestion.ingest_file(zephyr, "zephyr2.pdf")
+    assert r.status == "failed" and "rebuild" in r.reason.lower()
+    results = other.ingestion.rebuild()
+    assert [x.status for x in results] == ["indexed"]
+    assert other.index.mismatch() is None
+    assert other.chat.retrieve("litres per minute")[0]["page"] == 2
+
+
+def test_interrupted_ingestion_is_recovered_as_absent(make_settings, llm, zephyr):
+    ctx = build_context(make_settings(), llm=llm)
+    ctx.ingestion.ingest_file(zephyr)
+    # Simulate a crash after vectors were written but before the row turned 'indexed'.
+    ctx.registry.mark_pending("zephyr.pdf", "new-sha", 1, "pdf")
+    assert check(ctx)[0]  # inconsistent now
+    fresh = build_context(make_settings(), llm=llm)  # start-up runs recovery
+    assert fresh.recovered == ["zephyr.pdf"]
+    assert fresh.index.chunk_count() == 0 and check(fresh)[0] == []
+    assert fresh.ingestion.ingest_file(zephyr).status == "indexed"

@@ -1,0 +1,68 @@
+import codecs
+
+import pytest
+
+from rag_core.errors import IngestError
+from rag_core.loaders import decode_text, load_file
+from tests.pdfgen import ZEPHYR_PAGES, encrypt_pdf, make_pdf
+
+
+@pytest.mark.parametrize(
+    "data,expected",
+    [
+        (codecs.BOM_UTF8 + "café".encode(), "café"),
+        ("héllo wörld".encode("utf-16"), "héllo wörld"),
+        ("héllo wörld".encode("utf-16-be"), "héllo wörld"),
+        ("héllo wörld".encode("utf-32"), "héllo wörld"),
+        ("中文文本，测试编码。".encode("gb18030"), "中文文本，测试编码。"),
+        ("Grüße aus Köln".encode("cp1252"), "Grüße aus Köln"),
+        ("plain ascii".encode(), "plain ascii"),
+    ],
+)
+def test_encodings_are_detected(data, expected):
+    assert decode_text(data, "x.txt") == expected
+
+
+def test_pdf_gives_one_document_per_page_with_page_numbers(tmp_path):
+    p = tmp_path / "z.pdf"
+    make_pdf(ZEPHYR_PAGES, p)
+    loaded = load_file(p, "z.pdf", "sha")
+    assert [d.metadata["page"] for d in loaded.documents] == [1, 2, 3]
+    assert "42 litres" in loaded.documents[1].text
+    assert loaded.documents[1].id_ == "z.pdf::p0002"
+
+
+def test_markdown_is_split_on_headings(tmp_path):
+    p = tmp_path / "notes.md"
+    p.write_text("# Title\nintro\n## Setup\nrun it\n```\n# not a heading\n```\n## Usage\nuse it\n", encoding="utf-8")
+    docs = load_file(p, "notes.md", "sha").documents
+    assert [d.metadata.get("heading") for d in docs] == ["Title", "Title > Setup", "Title > Usage"]
+    assert "# not a heading" in docs[1].text
+
+
+@pytest.mark.parametrize(
+    "name,data,reason",
+    [
+        ("empty.txt", b"", "empty file"),
+        ("blank.md", b"  \n\t \n", "empty file"),
+        ("book.epub", b"PK\x03\x04 not really", "unsupported type .epub"),
+        ("noext", b"hello", "unsupported type (no extension)"),
+        ("broken.pdf", b"%PDF-1.4\n garbage garbage garbage", "damaged PDF"),
+        ("fake.pdf", b"this is not a pdf at all", "not a PDF"),
+        ("scan.pdf", make_pdf(["", ""]), "no text layer"),
+        ("locked.pdf", encrypt_pdf(make_pdf(["secret page"]), "pw"), "encrypted: needs a password"),
+    ],
+)
+def test_bad_files_are_refused_with_a_reason(tmp_path, name, data, reason):
+    p = tmp_path / "f"
+    p.write_bytes(data)
+    with pytest.raises(IngestError) as e:
+        load_file(p, name, "sha")
+    assert e.value.file == name
+    assert reason in e.value.reason
+
+
+def test_pdf_encrypted_with_empty_password_is_read(tmp_path):
+    p = tmp_path / "open.pdf"
+    p.write_bytes(encrypt_pdf(make_pdf(ZEPHYR_PAGES), ""))
+    assert len(load_file(p, "open.pdf", "sha").documents) == 3
