@@ -19,11 +19,11 @@ from rag_core.errors import DocentError
 from rag_core.settings import load_settings
 
 
-def _context(args: argparse.Namespace) -> AppContext:
+def _context(args: argparse.Namespace, recover: bool = True) -> AppContext:
     overrides: dict[str, Any] = {}
     if getattr(args, "data_dir", None):
         overrides["data_dir"] = Path(args.data_dir)
-    return build_context(load_settings(**overrides))
+    return build_context(load_settings(**overrides), recover=recover)
 
 
 def _emit(obj: Any) -> None:
@@ -199,8 +199,10 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from rag_core.health import check
 
-    ctx = _context(args)
+    ctx = _context(args, recover=args.repair)
     problems, summary = check(ctx)
+    if ctx.recovered:
+        summary["repaired"] = ctx.recovered
     if args.json:
         _emit({"ok": not problems, "problems": problems, **summary})
     else:
@@ -258,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("check", help="verify that docstore, Chroma and SQLite agree")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--repair", action="store_true", help="first remove what interrupted ingestions left behind")
     s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("rebuild", help="re-embed every stored document with the current settings")

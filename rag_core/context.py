@@ -72,8 +72,12 @@ def build_context(
     llm: LLM | None = None,
     embed_model: BaseEmbedding | None = None,
     reranker: BaseNodePostprocessor | None = None,
+    recover: bool = True,
 ) -> AppContext:
-    """Wire everything from settings. Tests pass fakes for ``llm``/``embed_model``/``reranker``."""
+    """Wire everything from settings. Tests pass fakes for ``llm``/``embed_model``/``reranker``.
+
+    ``recover`` removes what an interrupted ingestion left (see ``IngestionService.recover``);
+    ``check`` turns it off so that it can report the damage instead."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     embed = embed_model or build_embedding(settings)
     index = VectorIndex(settings, embed)
@@ -95,6 +99,6 @@ def build_context(
     if reranker is not None:
         ctx._reranker, ctx._reranker_built = reranker, True
     holder["ctx"] = ctx
-    if index.mismatch() is None:
+    if recover and index.mismatch() is None:
         ctx.recovered = ingestion.recover()
     return ctx

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install everything into ./.venv and run the whole test suite with the network off.
+# Usage: bash scripts/test.sh [pytest args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q -r requirements-dev.txt
+.venv/bin/pip install -q --no-deps -r requirements-nodeps.txt
+
+# Debian's chromium drives the browser tests (Playwright cannot download its own browser here).
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "warning: /usr/bin/chromium is missing; browser tests will be skipped (sudo apt-get install chromium)" >&2
+  fi
+fi
+
+# The real local model is assembled once into this cache and reused by later runs.
+export DOCENT_MODEL_CACHE=${DOCENT_MODEL_CACHE:-$PWD/.cache/models}
+export ANONYMIZED_TELEMETRY=False
+
+PYTEST=(.venv/bin/python -m pytest "$@")
+# Prove the suite is offline: run it in a network namespace with only loopback, when we may.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -n true 2>/dev/null; then
+  exec unshare -n sh -c 'ip link set lo up && exec "$@"' sh "${PYTEST[@]}"
+fi
+exec "${PYTEST[@]}"

@@ -1,0 +1,153 @@
+"""The CLI as scripts use it: real subprocesses, JSON contracts."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.pdfgen import ZEPHYR_PAGES, make_pdf
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(args, data_dir, stdin=None, extra_env=None, check=True):
+    env = {**os.environ, "DOCENT_DATA_DIR": str(data_dir), "DOCENT_EMBED_PROVIDER": "hash",
+           "DOCENT_LLM_PROVIDER": "extractive", **(extra_env or {})}
+    p = subprocess.run([sys.executable, "-m", "rag_core", *args], cwd=ROOT, env=env, input=stdin,
+                       capture_output=True, text=True, timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError(f"exit {p.returncode}\nstdout: {p.stdout}\nstderr: {p.stderr}")
+    return p
+
+
+def lines(out):
+    return [json.loads(x) for x in out.splitlines() if x.strip()]
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    d = tmp_path / "corpus"
+    d.mkdir()
+    make_pdf(ZEPHYR_PAGES, d / "zephyr.pdf")
+    (d / "empty.txt").write_text("")
+    (d / "book.epub").write_bytes(b"PK")
+    return d
+
+
+def test_ingest_json_is_one_object_per_file(tmp_path, corpus):
+    out = lines(run(["ingest", "--json", str(corpus)], tmp_path / "data").stdout)
+    by = {o["file"]: o for o in out}
+    assert set(by) == {"zephyr.pdf", "empty.txt", "book.epub"}
+    for o in out:
+        assert {"file", "status", "reason", "pages", "chunks"} <= set(o)
+    assert by["zephyr.pdf"]["status"] == "indexed" and by["zephyr.pdf"]["pages"] == 3
+    assert by["empty.txt"] == {**by["empty.txt"], "status": "failed", "reason": "empty file"}
+    assert "unsupported type .epub" in by["book.epub"]["reason"]
+    again = lines(run(["ingest", "--json", str(corpus / "zephyr.pdf")], tmp_path / "data").stdout)
+    assert again[0]["status"] == "skipped"
+
+
+def test_ask_json_contract(tmp_path, corpus):
+    run(["ingest", str(corpus / "zephyr.pdf")], tmp_path / "data")
+    out = lines(run(["ask", "--json", "How many litres per minute does the pump deliver?"], tmp_path / "data").stdout)
+    assert len(out) == 1
+    o = out[0]
+    assert {"answer", "condensed_question", "sources", "timings"} <= set(o)
+    assert "42 litres" in o["answer"]
+    assert o["sources"][0] == {**o["sources"][0], "file": "zephyr.pdf", "page": 2}
+    assert {"file", "page", "score", "text"} <= set(o["sources"][0])
+
+
+def test_chat_reads_stdin_and_rewrites_the_follow_up(tmp_path, corpus):
+    data = tmp_path / "data"
+    run(["ingest", str(corpus / "zephyr.pdf")], data)
+    stdin = "How many litres per minute does the Zephyr pump deliver?\nAnd what battery does it need?\n/stats\n/quit\n"
+    out = lines(run(["chat", "--json", "--session", "pumps"], data, stdin=stdin).stdout)
+    answers = [o for o in out if "answer" in o]
+    assert len(answers) == 2
+    assert answers[0]["condensed_question"] == "How many litres per minute does the Zephyr pump deliver?"
+    assert answers[1]["condensed_question"] != "And what battery does it need?"
+    stats = [o for o in out if o.get("command") == "stats"][0]
+    assert stats["messages"] == 4
+    sessions = lines(run(["sessions", "list", "--json"], data).stdout)
+    assert [(s["name"], s["messages"]) for s in sessions] == [("pumps", 4)]
+    run(["sessions", "delete", "pumps"], data)
+    assert run(["sessions", "list"], data).stdout.strip() == ""
+
+
+def test_docs_list_delete_and_check(tmp_path, corpus):
+    data = tmp_path / "data"
+    run(["ingest", str(corpus / "zephyr.pdf")], data)
+    assert "zephyr.pdf" in run(["docs", "list"], data).stdout
+    assert run(["check"], data).returncode == 0
+    # Break consistency behind Docent's back: vectors without a registry row.
+    code = (
+        "import chromadb; from chromadb.config import Settings;"
+        f"c=chromadb.PersistentClient(path={str(data / 'chroma')!r}, settings=Settings(anonymized_telemetry=False));"
+        "col=c.get_collection('docent'); col.add(ids=['x'], embeddings=[[0.1]*256], documents=['stray'], metadatas=[{'doc_key':'ghost.pdf'}])"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+    p = run(["check", "--json"], data, check=False)
+    assert p.returncode == 1
+    report = json.loads(p.stdout)
+    assert report["ok"] is False
+    assert report["problems"] == ["ghost.pdf: has vectors in Chroma but is not in the registry"]
+    p = run(["check", "--repair", "--json"], data)
+    assert json.loads(p.stdout)["repaired"] == ["ghost.pdf"]
+    run(["docs", "delete", "zephyr.pdf"], data)
+    assert "No documents" in run(["docs", "list"], data).stdout
+    p = run(["docs", "delete", "nope.pdf"], data, check=False)
+    assert p.returncode == 2 and "No document named 'nope.pdf'" in p.stderr
+
+
+def test_missing_key_is_a_clear_error_not_a_traceback(tmp_path, corpus):
+    data = tmp_path / "data"
+    run(["ingest", str(corpus / "zephyr.pdf")], data)
+    p = run(["ask", "pump?"], data, extra_env={"DOCENT_LLM_PROVIDER": "openai"}, check=False)
+    assert p.returncode == 2
+    assert "OPENAI_API_KEY" in p.stderr and "Traceback" not in p.stderr
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def chroma_server(tmp_path):
+    chroma = Path(sys.executable).parent / "chroma"
+    if not chroma.exists():
+        pytest.skip("the chroma CLI is not installed")
+    port = _free_port()
+    proc = subprocess.Popen([str(chroma), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("chroma run did not start")
+    yield port
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def test_chroma_server_mode(tmp_path, corpus, chroma_server):
+    env = {"DOCENT_CHROMA_HOST": "127.0.0.1", "DOCENT_CHROMA_PORT": str(chroma_server)}
+    data = tmp_path / "data"
+    out = lines(run(["ingest", "--json", str(corpus / "zephyr.pdf")], data, extra_env=env).stdout)
+    assert out[0]["status"] == "indexed"
+    assert not (data / "chroma").exists()  # nothing embedded: vectors went to the server
+    o = lines(run(["ask", "--json", "How many litres per minute?"], data, extra_env=env).stdout)[0]
+    assert o["sources"][0]["page"] == 2
+    assert run(["check"], data, extra_env=env).returncode == 0
