@@ -254,15 +254,37 @@ class ChatService:
         if reranker is not None:
             k = max(k, s.rerank_top_n * 3)
         return HybridRetriever(
-            self.index, self.keywords, top_k=k, mode=s.retrieval_mode, similarity_cutoff=s.similarity_cutoff, names=names
+            self.index,
+            self.keywords,
+            top_k=k,
+            mode=s.retrieval_mode,
+            similarity_cutoff=s.similarity_cutoff,
+            names=names,
+            multi_query=s.multi_query,
+            retry_weak=s.retry_weak,
+            retry_threshold=s.retry_threshold,
+            relevance_gate=s.relevance_gate,
+            gate_threshold=s.gate_threshold,
+            neighbor_window=s.neighbor_window,
+            cjk_vector_weight=s.cjk_vector_weight,
+            llm_factory=self.llm_factory,
         )
 
-    def retrieve(self, question: str, names: list[str] | None = None, top_k: int | None = None) -> list[dict[str, Any]]:
-        """Search only (no LLM): the sources a question would get."""
+    def retrieve(
+        self,
+        question: str,
+        names: list[str] | None = None,
+        top_k: int | None = None,
+        stats: dict[str, Any] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Search only (no answer): the sources a question would get. ``stats``, if given,
+        receives what the retriever measured (relevance signals, variants, retry, gate)."""
         self.index.ensure_compatible()
         r = self.retriever(names, top_k)
         r.top_k = top_k or self.settings.top_k
         hits = r.retrieve(question)
+        if stats is not None:
+            stats.update(r.last_stats)
         return [to_source(h, r.last_extras.get(h.node.node_id)) for h in hits]
 
     def condense(self, question: str, history: list[tuple[str, str]]) -> str:
@@ -281,7 +303,6 @@ class ChatService:
         question = (question or "").strip()
         if not question:
             raise DocentError("Type a question first.")
-        self.index.ensure_compatible()
         t0 = time.perf_counter()
         names = None
         history: list[ChatMessage] = []
@@ -295,6 +316,8 @@ class ChatService:
                 self.sessions.append(session_id, Message("user", question))
             history = [ChatMessage(role=MessageRole(m.role), content=m.content) for m in past if m.content]
 
+        # After the question is stored: whatever fails from here on, the question is kept.
+        self.index.ensure_compatible()
         llm = self.llm_factory()
         retriever = self.retriever(names)
         reranker = self.reranker_factory()

@@ -18,7 +18,7 @@ from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 
 from rag_core.chat import ChatService
-from rag_core.index import VectorIndex
+from rag_core.index import VectorIndex, open_index
 from rag_core.ingestion import IngestionService
 from rag_core.providers.embeddings import build_embedding
 from rag_core.providers.llm import build_llm
@@ -46,17 +46,25 @@ class AppContext:
     _reranker_built: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
     recovered: list[str] = field(default_factory=list)
+    _llm_loaded: bool = False
 
     def llm(self, progress: Callable[[str], None] | None = None) -> LLM:
         """The LLM, built on first use (assembling/loading the local model if needed)."""
         with self._lock:
             if self._llm is None:
                 self._llm = build_llm(self.settings, progress)
+            load = getattr(self._llm, "load", None)
+            if callable(load) and not self._llm_loaded:
+                if progress:
+                    progress("Loading the local model into memory…")
+                load()
+            self._llm_loaded = True
             return self._llm
 
     @property
     def llm_ready(self) -> bool:
-        return self._llm is not None
+        """True once the LLM is built and loaded (the first answer will not wait for it)."""
+        return self._llm is not None and self._llm_loaded
 
     def reranker(self) -> BaseNodePostprocessor | None:
         with self._lock:
@@ -80,7 +88,7 @@ def build_context(
     ``check`` turns it off so that it can report the damage instead."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     embed = embed_model or build_embedding(settings)
-    index = VectorIndex(settings, embed)
+    index = open_index(settings, embed)
     db = Database(settings.data_dir / DB_FILE)
     sessions = SessionStore(db)
     registry = DocumentRegistry(db)

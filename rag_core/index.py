@@ -5,11 +5,13 @@ keeps vectors of two embedding models from ever mixing.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import TextNode
@@ -68,6 +70,41 @@ class VectorIndex:
         )
         self._lock = threading.RLock()
         self._version = 0
+        self._writer_depth = 0
+        self._writer_fd: int | None = None
+
+    # ------------------------------------------------------------------ one writer
+    @contextmanager
+    def writer(self, wait: bool = True) -> Iterator[bool]:
+        """Hold the write lock of this data folder: a thread lock for this process and an
+        ``flock`` on ``<data_dir>/.write.lock`` for other processes (the CLI beside the app).
+        The OS drops the flock when a process dies, so a SIGKILL never leaves it held.
+        With ``wait=False`` yields False instead of waiting when someone else writes."""
+        if not self._lock.acquire(blocking=wait):
+            yield False
+            return
+        try:
+            if self._writer_depth == 0:
+                path = self.settings.data_dir / ".write.lock"
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+                except BlockingIOError:
+                    os.close(fd)
+                    yield False
+                    return
+                self._writer_fd = fd
+            self._writer_depth += 1
+            try:
+                yield True
+            finally:
+                self._writer_depth -= 1
+                if self._writer_depth == 0 and self._writer_fd is not None:
+                    fcntl.flock(self._writer_fd, fcntl.LOCK_UN)
+                    os.close(self._writer_fd)
+                    self._writer_fd = None
+        finally:
+            self._lock.release()
 
     # ------------------------------------------------------------------ fingerprint
     def fingerprint(self) -> dict[str, Any]:
@@ -176,6 +213,30 @@ class VectorIndex:
     def version(self) -> tuple[int, int]:
         """Changes when the content changes (used to rebuild the keyword index)."""
         return (self._version, self.collection.count())
+
+
+_OPEN: dict[tuple, VectorIndex] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_index(settings: DocentSettings, embed_model: BaseEmbedding) -> VectorIndex:
+    """One ``VectorIndex`` per (data folder, Chroma location, collection, embedding) in a
+    process: contexts built for different settings or keys share the docstore and the
+    write lock instead of overwriting each other's ``docstore.json``."""
+    key = (
+        str(settings.data_dir.resolve()),
+        settings.chroma_host,
+        settings.chroma_port if settings.chroma_host else None,
+        settings.collection,
+        embed_model.model_name,
+        embedding_dimension(embed_model),
+    )
+    with _OPEN_LOCK:
+        index = _OPEN.get(key)
+        if index is None or not settings.data_dir.exists():
+            index = VectorIndex(settings, embed_model)
+            _OPEN[key] = index
+        return index
 
 
 def stored_files_dir(settings: DocentSettings) -> Path:

@@ -22,6 +22,7 @@ LLMProvider = Literal["local", "openai", "extractive"]
 EmbedProvider = Literal["minilm", "hash"]
 RerankProvider = Literal["auto", "cohere", "local", "none"]
 RetrievalMode = Literal["hybrid", "vector"]
+QueryVariants = Literal["off", "rules", "llm"]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are Docent, an assistant that answers questions about the user's documents. "
@@ -101,6 +102,45 @@ class DocentSettings(BaseSettings):
         le=1.0,
         description="Vector hits below this cosine similarity are dropped (0 keeps all).",
     )
+    multi_query: QueryVariants = Field(
+        default="off",
+        description="Search with several phrasings of the question, fused by reciprocal rank: 'off', 'rules' "
+        "(its last asking sentence and its keywords; instant) or 'llm' (two phrasings written by the LLM; "
+        "one extra LLM call per question).",
+    )
+    retry_weak: QueryVariants = Field(
+        default="off",
+        description="When the best passages match the question poorly (relevance below retry_threshold), "
+        "search once more with a reformulated question: 'off', 'rules' or 'llm'.",
+    )
+    retry_threshold: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Relevance below which retry_weak searches again (0..1)."
+    )
+    relevance_gate: bool = Field(
+        default=False,
+        description="Answer \"the documents don't say\" without asking the LLM when the best passages are "
+        "irrelevant (relevance below gate_threshold).",
+    )
+    gate_threshold: float = Field(
+        default=0.25,
+        ge=0.0,
+        le=1.0,
+        description="Relevance (0..1: the better of idf-weighted term coverage and rescaled vector similarity) "
+        "below which the relevance gate refuses.",
+    )
+    neighbor_window: int = Field(
+        default=0,
+        ge=0,
+        le=3,
+        description="Chunks before and after each retrieved chunk (same page) added to the passage the LLM reads.",
+    )
+    cjk_vector_weight: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=1.0,
+        description="Weight of the vector list in the fusion for Chinese/Japanese/Korean questions (the default "
+        "embedding is English-only; 0 leaves them to keyword search).",
+    )
     rerank_provider: RerankProvider = Field(
         default="auto",
         description="'auto' (Cohere when a key is set, else none), 'cohere', 'local' (a cross-encoder "
@@ -178,12 +218,23 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
         raise ConfigError(_describe_validation(e)) from None
 
 
-def save_settings(settings: DocentSettings) -> Path:
-    """Persist the non-secret fields to ``<data_dir>/settings.json`` (atomically)."""
+def save_settings(settings: DocentSettings, environ: Mapping[str, str] | None = None) -> Path:
+    """Persist the non-secret fields to ``<data_dir>/settings.json`` (atomically).
+
+    Fields pinned by a ``DOCENT_*`` variable keep what the file had (or nothing): the
+    variable's value must not outlive the variable."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     path = settings.data_dir / SETTINGS_FILE
+    pinned = env_pinned_fields(environ)
+    data = {k: v for k, v in settings.saved_fields().items() if k not in pinned}
+    if pinned and path.exists():
+        try:
+            previous = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            previous = {}
+        data.update({k: v for k, v in previous.items() if k in pinned})
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(settings.saved_fields(), indent=2, sort_keys=True), encoding="utf-8")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
     os.replace(tmp, path)
     return path
 

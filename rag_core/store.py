@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from rag_core.errors import NotFoundError
+from rag_core.errors import DocentError, NotFoundError
 
 
 def m001_sessions() -> str:
@@ -173,7 +173,7 @@ class SessionStore:
     def rename(self, session_id: str, name: str) -> None:
         name = name.strip()
         if not name:
-            raise NotFoundError("A session name cannot be empty.")
+            raise DocentError("A session name cannot be empty.")
         with self.db.connect() as c:
             if c.execute("UPDATE sessions SET name = ? WHERE id = ?", (name, session_id)).rowcount == 0:
                 raise NotFoundError(f"No session with id {session_id!r}.")

@@ -159,15 +159,24 @@ EMBEDDINGS: dict[str, Callable[[DocentSettings], BaseEmbedding]] = {
 }
 
 
+_BUILT: dict[tuple, BaseEmbedding] = {}
+_BUILT_LOCK = threading.Lock()
+
+
 def build_embedding(settings: DocentSettings) -> BaseEmbedding:
-    """The embedding model named by ``settings.embed_provider``."""
+    """The embedding model named by ``settings.embed_provider`` (one instance per process
+    and configuration: the ONNX session is shared by every context)."""
     try:
         builder = EMBEDDINGS[settings.embed_provider]
     except KeyError:
         raise ConfigError(
             f"Unknown embedding provider {settings.embed_provider!r}; known: {', '.join(EMBEDDINGS)}"
         ) from None
-    return builder(settings)
+    key = (settings.embed_provider, settings.embed_batch_size)
+    with _BUILT_LOCK:
+        if key not in _BUILT:
+            _BUILT[key] = builder(settings)
+        return _BUILT[key]
 
 
 def embedding_dimension(embed_model: BaseEmbedding) -> int:

@@ -1,0 +1,27 @@
+"""Docent: chat with your own documents.
+
+This file only routes: three pages, the conversations in the sidebar of each, and the
+rag_core context built once per distinct settings and cached (``ui.common.get_context``).
+Each page renders and calls rag_core.
+
+    streamlit run app.py
+"""
+
+import streamlit as st
+
+from rag_core import DocentError
+from ui.common import CHAT_PAGE, SETTINGS_PAGE, UPLOAD_PAGE, get_context, render_sidebar, run_page
+
+st.set_page_config(page_title="Docent", page_icon="📚")
+navigation = st.navigation(
+    [
+        st.Page(UPLOAD_PAGE, title="Upload", icon="📤"),
+        st.Page(CHAT_PAGE, title="Chat", icon="💬", default=True),
+        st.Page(SETTINGS_PAGE, title="Settings", icon="⚙️"),
+    ]
+)
+try:
+    render_sidebar(get_context())
+except DocentError:
+    pass  # the page shows the error; the Settings page still opens, to fix it
+run_page(navigation)

@@ -1,0 +1,243 @@
+"""Settings: models, retrieval, chunking and chat; keys for this browser session only.
+
+Non-secret settings are saved to ``<data_dir>/settings.json`` by ``rag_core.save_settings``.
+Keys are never saved nor shown back: they live in ``st.session_state`` and reach rag_core
+as overrides of ``load_settings``. Fields set by ``DOCENT_*`` variables are read-only here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+import streamlit as st
+
+from rag_core import DocentError, DocentSettings, env_pinned_fields, load_settings, save_settings
+from ui.common import (
+    TYPED_KEYS,
+    current_settings,
+    ensure_routed,
+    forget_contexts,
+    get_context,
+    mismatch_notice,
+    rebuild_index,
+    typed_keys,
+)
+
+SAVED_NOTES = "settings_saved_notes"
+CONFIRM_REBUILD = "confirm_rebuild"
+
+pinned = env_pinned_fields()
+# Where state lives and where the index server is: set by environment or CLI, not here.
+NOT_IN_FORM = {
+    "data_dir",
+    "model_cache",
+    "openai_api_key",
+    "cohere_api_key",
+    "chroma_host",
+    "chroma_port",
+    "collection",
+}
+
+
+def describe(name: str) -> dict[str, Any]:
+    """Help text from the settings' own description; read-only when an env var sets it."""
+    text = DocentSettings.model_fields[name].description or ""
+    if name in pinned:
+        text += f"\n\nSet by the environment variable DOCENT_{name.upper()}: change it there."
+    return {"help": text, "disabled": name in pinned, "key": f"setting_{name}"}
+
+
+def choose(s: DocentSettings, name: str, label: str) -> str:
+    options = list(get_args(DocentSettings.model_fields[name].annotation))
+    return st.selectbox(label, options, index=options.index(getattr(s, name)), **describe(name))
+
+
+def number(s: DocentSettings, name: str, label: str, **limits: Any) -> Any:
+    return st.number_input(label, value=getattr(s, name), **limits, **describe(name))
+
+
+def text(s: DocentSettings, name: str, label: str) -> str:
+    return st.text_input(label, str(getattr(s, name) or ""), **describe(name)).strip()
+
+
+def field_widget(s: DocentSettings, name: str) -> Any:
+    """A widget chosen from the field's type and limits, for settings without a place of their own."""
+    info = DocentSettings.model_fields[name]
+    label = name.replace("_", " ").capitalize().replace("Llm ", "LLM ").replace("Cjk ", "CJK ")
+    kind, value = info.annotation, getattr(s, name)
+    if get_args(kind) and all(isinstance(option, str) for option in get_args(kind)):
+        return choose(s, name, label)
+    if kind is bool:
+        return st.toggle(label, value, **describe(name))
+    if kind in (int, float):
+        limits = {
+            k: kind(getattr(m, k)) for m in info.metadata for k in ("ge", "le") if getattr(m, k, None) is not None
+        }
+        return number(s, name, label, min_value=limits.get("ge"), max_value=limits.get("le"))
+    if kind is str:
+        return text(s, name, label)
+    return value
+
+
+def settings_form(s: DocentSettings) -> dict[str, Any] | None:
+    """The form; returns the edited values when Save was pressed."""
+    v: dict[str, Any] = {}
+    with st.form("settings"):
+        st.subheader("Answering model")
+        v["llm_provider"] = choose(s, "llm_provider", "LLM provider")
+        left, right = st.columns(2)
+        with left:
+            v["openai_base_url"] = text(s, "openai_base_url", "OpenAI-compatible base URL")
+        with right:
+            v["openai_model"] = text(s, "openai_model", "OpenAI-compatible model")
+
+        st.subheader("Retrieval")
+        left, right = st.columns(2)
+        with left:
+            v["retrieval_mode"] = choose(s, "retrieval_mode", "Retrieval mode")
+            v["top_k"] = number(s, "top_k", "Passages retrieved (top-k)", min_value=1, max_value=50)
+            v["similarity_cutoff"] = number(
+                s, "similarity_cutoff", "Similarity cut-off", min_value=-1.0, max_value=1.0, step=0.05, format="%.2f"
+            )
+        with right:
+            v["rerank_provider"] = choose(s, "rerank_provider", "Rerank")
+            v["rerank_top_n"] = number(s, "rerank_top_n", "Passages kept after rerank", min_value=1, max_value=50)
+            v["local_rerank_model"] = text(s, "local_rerank_model", "Cross-encoder folder (rerank 'local')") or None
+
+        st.subheader("Conversation")
+        left, right = st.columns(2)
+        with left:
+            v["condense"] = st.toggle("Rewrite follow-up questions", s.condense, **describe("condense"))
+        with right:
+            v["memory_token_limit"] = number(
+                s, "memory_token_limit", "Memory (tokens of history)", min_value=0, step=100
+            )
+        v["system_prompt"] = st.text_area("System prompt", s.system_prompt, height=140, **describe("system_prompt"))
+
+        st.subheader("Documents")
+        left, right = st.columns(2)
+        with left:
+            v["chunk_size"] = number(s, "chunk_size", "Chunk size (tokens)", min_value=32, step=32)
+        with right:
+            v["chunk_overlap"] = number(s, "chunk_overlap", "Chunk overlap (tokens)", min_value=0, step=8)
+        st.caption("Chunk size and overlap apply to new uploads; rebuild the index to apply them to every document.")
+        v["embed_provider"] = choose(s, "embed_provider", "Embedding model")
+        st.caption("Changing the embedding model makes the index unusable until it is rebuilt (below).")
+
+        others = [n for n in DocentSettings.model_fields if n not in v and n not in NOT_IN_FORM]
+        if others:
+            with st.expander("Advanced"):
+                columns = st.columns(2)
+                for i, name in enumerate(others):
+                    with columns[i % 2]:
+                        v[name] = field_widget(s, name)
+
+        if not st.form_submit_button("Save settings", type="primary"):
+            return None
+    return {name: value for name, value in v.items() if name not in pinned}
+
+
+def save(before: DocentSettings, values: dict[str, Any]) -> None:
+    # save_settings leaves out fields a DOCENT_* variable pins, so the variable's value
+    # does not outlive the variable; the keys are never saved.
+    try:
+        after = load_settings(**typed_keys(), **values)  # what this app will now run with
+        save_settings(after)
+    except DocentError as e:
+        st.error(str(e))
+        return
+    notes = ["Settings saved."]
+    if after.embed_provider != before.embed_provider:
+        notes.append("The embedding model changed: rebuild the index before asking questions.")
+    if (after.chunk_size, after.chunk_overlap) != (before.chunk_size, before.chunk_overlap):
+        notes.append("New chunk settings apply to new uploads; rebuild the index to apply them to all documents.")
+    st.session_state[SAVED_NOTES] = notes
+    forget_contexts()  # the next run builds a context from the new settings
+    st.rerun()
+
+
+KEY_INPUTS = {"openai_api_key": "openai_key_input", "cohere_api_key": "cohere_key_input"}
+
+
+def use_typed_keys() -> None:
+    """Keep what was typed in session_state only, and empty the inputs: never shown back."""
+    typed = typed_keys()
+    for name, widget in KEY_INPUTS.items():
+        value = (st.session_state.get(widget) or "").strip()
+        if value:
+            typed[name] = value
+        st.session_state[widget] = ""
+    st.session_state[TYPED_KEYS] = typed
+    forget_contexts()
+
+
+def forget_typed_keys() -> None:
+    st.session_state.pop(TYPED_KEYS, None)
+    forget_contexts()
+
+
+def keys_form(s: DocentSettings) -> None:
+    typed = typed_keys()
+    for name, label in (("openai_api_key", "OpenAI-compatible key"), ("cohere_api_key", "Cohere key")):
+        if name in typed:
+            st.caption(f"🔑 {label}: entered in this browser session (not saved).")
+        elif getattr(s, name) is not None:
+            st.caption(f"🔑 {label}: from the environment or secrets.")
+        else:
+            st.caption(f"{label}: not set.")
+    with st.form("keys"):
+        st.text_input("OpenAI-compatible API key", type="password", key=KEY_INPUTS["openai_api_key"])
+        st.text_input("Cohere API key", type="password", key=KEY_INPUTS["cohere_api_key"])
+        st.caption("Keys are kept only in this browser session and never written to disk.")
+        st.form_submit_button("Use these keys", on_click=use_typed_keys)
+    if typed:
+        st.button("Forget the keys typed here", on_click=forget_typed_keys)
+
+
+def index_section() -> None:
+    st.subheader("Index")
+    try:
+        ctx = get_context()
+    except DocentError as e:
+        st.error(str(e))
+        return
+    if mismatch_notice(ctx):
+        return
+    st.caption("Rebuilding re-reads every stored document with the current embedding and chunk settings.")
+    if not st.session_state.get(CONFIRM_REBUILD):
+        if st.button("Rebuild index…", key="rebuild"):
+            st.session_state[CONFIRM_REBUILD] = True
+            st.rerun()
+        return
+    st.warning("Rebuild the whole index now? Every document is parsed and embedded again.")
+    yes, no = st.columns(2)
+    if yes.button("Rebuild", key="rebuild_yes", type="primary"):
+        st.session_state.pop(CONFIRM_REBUILD, None)
+        rebuild_index(ctx)
+    if no.button("Cancel", key="rebuild_no"):
+        st.session_state.pop(CONFIRM_REBUILD, None)
+        st.rerun()
+
+
+ensure_routed()
+st.title("⚙️ Settings")
+for note in st.session_state.pop(SAVED_NOTES, []):
+    st.success(note)
+try:
+    settings = current_settings()
+except DocentError as e:
+    st.error(str(e))
+    st.stop()
+st.caption(f"Data folder: `{settings.data_dir}`")
+if pinned:
+    st.info(
+        "Set by environment variables (read-only here): " + ", ".join(f"DOCENT_{n.upper()}" for n in sorted(pinned))
+    )
+
+edited = settings_form(settings)
+if edited is not None:
+    save(settings, edited)
+
+st.subheader("API keys")
+keys_form(settings)
+index_section()

@@ -1,0 +1,116 @@
+"""Upload: add documents with a progress display per file; list and delete indexed ones."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
+
+from rag_core import AppContext, DocentError, IngestResult
+from ui.common import ensure_routed, human_size, mismatch_notice, progress_bar, require_context
+from ui.markdown import escape_markdown
+
+PROCESSED = "processed_uploads"  # file_id -> IngestResult, so a rerun never ingests a file twice
+CONFIRM_DELETE = "confirm_delete_document"
+
+SUMMARY = {
+    "indexed": ("✅", "indexed"),
+    "replaced": ("🔁", "replaced the earlier version"),
+    "skipped": ("⏭️", "already indexed and unchanged"),
+    "failed": ("❌", "failed"),
+}
+
+
+def summary(result: IngestResult, *, icon: bool = True, reason: bool = True) -> str:
+    mark, verb = SUMMARY.get(result.status, ("•", result.status))
+    counts = [f"{result.pages} page(s)"] if result.pages else []
+    if result.chunks:
+        counts.append(f"{result.chunks} chunk(s)")
+    text = f"{mark + ' ' if icon else ''}**{escape_markdown(result.file)}**: {verb}"
+    if result.status == "failed":
+        return f"{text}: {escape_markdown(result.reason)}" if reason else text
+    return text + (f" ({', '.join(counts)})" if counts else "")
+
+
+def ingest(ctx: AppContext, upload: UploadedFile) -> IngestResult:
+    with st.status(f"Indexing {escape_markdown(upload.name)}…", expanded=True) as status:
+        result = ctx.ingestion.ingest_bytes(upload.getvalue(), upload.name, progress=progress_bar())
+        status.update(
+            label=summary(result, icon=False, reason=False),  # a failure's reason follows, in red
+            state="error" if result.status == "failed" else "complete",
+            expanded=False,
+        )
+    return result
+
+
+def show_result(result: IngestResult, *, below_status: bool = False) -> None:
+    """One file's outcome; right below its status box, only what needs attention."""
+    if result.status == "failed":
+        st.error(summary(result))
+    elif not below_status:
+        st.success(summary(result))
+    for warning in result.warnings:
+        st.warning(f"{escape_markdown(result.file)}: {escape_markdown(warning)}")
+
+
+def documents_table(ctx: AppContext) -> None:
+    docs = ctx.ingestion.documents()
+    st.subheader(f"Indexed documents ({len(docs)})")
+    if not docs:
+        st.caption("Nothing indexed yet.")
+        return
+    st.dataframe(
+        [
+            {
+                "Name": d.name,
+                "Pages": str(d.pages) if d.pages else "–",  # text files have sections, not pages
+                "Chunks": d.chunks,
+                "Size": human_size(d.size),
+                "Added": dt.datetime.fromtimestamp(d.added).strftime("%Y-%m-%d %H:%M"),
+            }
+            for d in docs
+        ],
+        hide_index=True,
+    )
+    name = st.selectbox("Delete a document", [d.name for d in docs], index=None, placeholder="Choose a document")
+    if st.button("🗑️ Delete…", key="delete_document", disabled=name is None):
+        st.session_state[CONFIRM_DELETE] = name
+    pending = st.session_state.get(CONFIRM_DELETE)
+    if pending:
+        st.warning(f"Delete **{escape_markdown(pending)}** from the index? Answers already given keep their text.")
+        yes, no = st.columns(2)
+        if yes.button("Delete", key="delete_document_yes", type="primary"):
+            st.session_state.pop(CONFIRM_DELETE, None)
+            try:
+                ctx.ingestion.delete(pending)
+            except DocentError as e:
+                st.error(str(e))
+                return
+            st.toast(f"Deleted {escape_markdown(pending)}", icon="🗑️")
+            st.rerun()
+        if no.button("Cancel", key="delete_document_no"):
+            st.session_state.pop(CONFIRM_DELETE, None)
+            st.rerun()
+
+
+ensure_routed()
+ctx = require_context()
+st.title("📤 Upload")
+mismatch_notice(ctx)
+
+uploads = st.file_uploader(
+    "Add PDF, text or Markdown files",
+    type=["pdf", "txt", "md", "markdown"],
+    accept_multiple_files=True,
+    help="Each file is parsed, split into passages, embedded and stored. Re-uploading a file replaces it.",
+)
+processed: dict[str, IngestResult] = st.session_state.setdefault(PROCESSED, {})
+for upload in uploads or []:
+    if upload.file_id in processed:
+        show_result(processed[upload.file_id])
+    else:
+        processed[upload.file_id] = ingest(ctx, upload)
+        show_result(processed[upload.file_id], below_status=True)
+
+documents_table(ctx)

