@@ -7,7 +7,7 @@ import datetime as dt
 import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
-from rag_core import AppContext, DocentError, IngestResult
+from rag_core import SUPPORTED_EXTS, AppContext, DocentError, IngestResult
 from ui.common import ensure_routed, human_size, mismatch_notice, progress_bar, require_context
 from ui.markdown import escape_markdown
 
@@ -100,8 +100,8 @@ st.title("📤 Upload")
 mismatch_notice(ctx)
 
 uploads = st.file_uploader(
-    "Add PDF, text or Markdown files",
-    type=["pdf", "txt", "md", "markdown"],
+    "Add PDF, Word (.docx), HTML, text or Markdown files",
+    type=sorted(ext.lstrip(".") for ext in SUPPORTED_EXTS),
     accept_multiple_files=True,
     help="Each file is parsed, split into passages, embedded and stored. Re-uploading a file replaces it.",
 )

@@ -16,6 +16,7 @@ from rag_core.errors import (
     ProviderError,
 )
 from rag_core.ingestion import IngestionService, IngestResult
+from rag_core.loaders import SUPPORTED_EXTS
 from rag_core.settings import DocentSettings, env_pinned_fields, load_settings, save_settings
 from rag_core.store import DocumentRecord, Message, Session
 
@@ -36,6 +37,7 @@ __all__ = [
     "ModelError",
     "NotFoundError",
     "ProviderError",
+    "SUPPORTED_EXTS",
     "Session",
     "DocentSettings",
     "build_context",

@@ -18,8 +18,9 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.chat_engine import CondensePlusContextChatEngine
@@ -30,10 +31,10 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from rag_core.errors import DocentError, ProviderError
+from rag_core.index import VectorIndex
 from rag_core.providers.llm import CONDENSE_MARKER
 from rag_core.providers.rerank import GuardedRerank
 from rag_core.retrieval import HybridRetriever, KeywordCache
-from rag_core.index import VectorIndex
 from rag_core.settings import DocentSettings
 from rag_core.store import Message, SessionStore
 
@@ -186,6 +187,7 @@ class AnswerStream:
         self._on_done = on_done
         self.session_id = session_id
         self.turn: ChatTurn | None = None
+        self.secrets: tuple[str, ...] = ()
         self._started = time.perf_counter()
 
     def __iter__(self) -> Iterator[str]:
@@ -202,7 +204,10 @@ class AnswerStream:
         except DocentError:
             raise
         except Exception as e:
-            raise ProviderError(f"The language model failed while answering: {_safe_error(e)}. Your question is kept; try again.") from e
+            raise ProviderError(
+                f"The language model failed while answering: {_safe_error(e, self.secrets)}. "
+                "Your question is kept; try again."
+            ) from e
         self.timings["total_s"] = round(time.perf_counter() - self._t0, 3)
         answer = "".join(parts).strip() or NO_ANSWER
         self.turn = ChatTurn(answer, self.condensed_question, self.sources, self.timings, self.notices, self.session_id)
@@ -221,11 +226,18 @@ class AnswerStream:
         return self.turn
 
 
-def _safe_error(e: Exception) -> str:
-    """An error's message with anything that looks like a key masked."""
+def _safe_error(e: Exception, secrets: tuple[str, ...] = ()) -> str:
+    """An error's message with the configured keys, and anything shaped like a key, masked."""
     msg = f"{type(e).__name__}: {e}"
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            msg = msg.replace(secret, "***")
     msg = re.sub(r"(sk|key|Bearer)[-_ ]?[A-Za-z0-9_\-]{8,}", r"\1-***", msg)
     return msg[:300]
+
+
+def _secrets(settings: DocentSettings) -> tuple[str, ...]:
+    return tuple(k.get_secret_value() for k in (settings.openai_api_key, settings.cohere_api_key) if k)
 
 
 class ChatService:
@@ -267,6 +279,7 @@ class ChatService:
             gate_threshold=s.gate_threshold,
             neighbor_window=s.neighbor_window,
             cjk_vector_weight=s.cjk_vector_weight,
+            document_weight=s.document_weight,
             llm_factory=self.llm_factory,
         )
 
@@ -341,7 +354,7 @@ class ChatService:
             raise
         except Exception as e:
             raise ProviderError(
-                f"The language model failed: {_safe_error(e)}. Your question is kept; try again."
+                f"The language model failed: {_safe_error(e, _secrets(self.settings))}. Your question is kept; try again."
             ) from e
         condensed = response.sources[0].raw_input.get("message", question) if response.sources else question
         extras = retriever.last_extras
@@ -364,7 +377,9 @@ class ChatService:
                     ),
                 )
 
-        return AnswerStream(response, condensed, sources, timings, notices, on_done, session_id)
+        stream = AnswerStream(response, condensed, sources, timings, notices, on_done, session_id)
+        stream.secrets = _secrets(self.settings)
+        return stream
 
     def ask(self, question: str, session_id: str | None = None) -> ChatTurn:
         return self.stream(question, session_id).result()

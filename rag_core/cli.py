@@ -11,8 +11,9 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from rag_core.context import AppContext, build_context
 from rag_core.errors import DocentError
@@ -229,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sub = p.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("ingest", help="add or update files/folders (PDF, TXT, Markdown)")
+    s = sub.add_parser("ingest", help="add or update files/folders (PDF, DOCX, HTML, TXT, Markdown)")
     s.add_argument("paths", nargs="+")
     s.add_argument("--json", action="store_true", help="one JSON object per file")
     s.add_argument("--strict", action="store_true", help="exit 1 if any file failed")

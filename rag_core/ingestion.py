@@ -21,12 +21,11 @@ import logging
 import os
 import shutil
 import tempfile
-import threading
 import time
 import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
@@ -61,11 +60,28 @@ class IngestResult:
 
 
 def safe_name(name: str) -> str:
-    """A display/identity name: NFC, no control characters, no '..' or absolute parts."""
+    """A display/identity name: NFC, no control characters, no '..' or absolute parts,
+    and no part longer than the file system takes (the stored copy is a file of that name)."""
     name = unicodedata.normalize("NFC", name).replace("\\", "/")
     name = "".join(c for c in name if unicodedata.category(c)[0] != "C")
-    parts = [p for p in name.split("/") if p not in ("", ".", "..")]
+    parts = [_fit(p) for p in name.split("/") if p not in ("", ".", "..")]
     return "/".join(parts).strip() or "unnamed"
+
+
+MAX_NAME_BYTES = 200  # per path part; file systems allow 255 bytes, and '.tmp' is added while copying
+
+
+def _fit(part: str) -> str:
+    """A too-long part (a Windows name of 100 Chinese characters is 300 UTF-8 bytes) keeps its
+    extension and gets a short hash of the full part, so two long names stay two documents."""
+    if len(part.encode()) <= MAX_NAME_BYTES:
+        return part
+    stem, dot, ext = part.rpartition(".")
+    suffix = f".{ext}" if dot and stem and len(ext.encode()) <= 15 else ""
+    stem = stem if suffix else part
+    tag = "~" + hashlib.sha256(part.encode()).hexdigest()[:8]
+    budget = MAX_NAME_BYTES - len(suffix.encode()) - len(tag)
+    return stem.encode()[:budget].decode(errors="ignore") + tag + suffix
 
 
 def sha256_file(path: Path) -> str:
@@ -98,7 +114,6 @@ class IngestionService:
         self.settings = settings
         self.index = index
         self.registry = registry
-        self._lock = threading.Lock()  # one writer at a time inside this process
 
     # ------------------------------------------------------------------ pipeline
     def _pipeline(self) -> IngestionPipeline:
@@ -129,6 +144,9 @@ class IngestionService:
             result = IngestResult(name, "failed", reason=e.reason)
         except DocentError as e:
             result = IngestResult(name, "failed", reason=str(e))
+        except OSError as e:  # unreadable input, disk full, ...: say so, not "unexpected error"
+            logger.warning("file system error ingesting %s: %s", name, e)
+            result = IngestResult(name, "failed", reason=f"file system error: {e.strerror or e}")
         except Exception as e:  # a parser bug must not stop the batch
             logger.exception("unexpected error ingesting %s", name)
             result = IngestResult(name, "failed", reason=f"unexpected error: {type(e).__name__}: {e}"[:300])
@@ -146,7 +164,7 @@ class IngestionService:
             return self.ingest_file(tmp_path, name, progress)
 
     def delete(self, name: str) -> None:
-        with self._lock:
+        with self.index.writer():
             if self.registry.get(name) is None and name not in self.index.docstore_names():
                 raise NotFoundError(f"No document named {name!r}; `python -m rag_core docs list` shows them.")
             self.index.delete_document(name)
@@ -158,9 +176,14 @@ class IngestionService:
         return self.registry.list()
 
     def recover(self) -> list[str]:
-        """Remove what an interrupted ingestion left behind. Returns the names cleaned."""
+        """Remove what an interrupted ingestion left behind. Returns the names cleaned.
+
+        Skipped while another context or process holds the write lock: its 'pending'
+        document is being ingested, not abandoned."""
         cleaned = []
-        with self._lock:
+        with self.index.writer(wait=False) as acquired:
+            if not acquired:
+                return []
             for rec in self.registry.list(status="pending"):
                 self.index.delete_document(rec.name)
                 self.registry.remove(rec.name)
@@ -175,7 +198,7 @@ class IngestionService:
 
     def rebuild(self, progress: Progress | None = None) -> list[IngestResult]:
         """Drop the index and re-ingest every stored file with the current settings."""
-        with self._lock:
+        with self.index.writer():
             records = self.registry.list(status=None)
             self.index.reset()
             for rec in records:
@@ -198,9 +221,7 @@ class IngestionService:
         limit = self.settings.max_file_mb * 1024 * 1024
         if size > limit:
             raise IngestError(name, f"too large: {size / 1e6:.1f} MB (limit {self.settings.max_file_mb} MB)")
-        if not loaders.supported(name):
-            ext = Path(name).suffix.lower() or "(no extension)"
-            raise IngestError(name, f"unsupported type {ext} (supported: PDF, TXT, Markdown)")
+        loaders.check_supported(name)
         self.index.ensure_compatible()
         sha = sha256_file(path)
         existing = self.registry.get(name)
@@ -214,21 +235,25 @@ class IngestionService:
             loaded.warnings.append(f"same content as {', '.join(same)} (indexed under both names)")
         report(f"{name}: {len(loaded.documents)} part(s) read; embedding", 0.3)
 
-        with self._lock:
+        with self.index.writer():
             kind = loaded.kind
             self.registry.mark_pending(name, sha, size, kind)
-            keep = {d.id_ for d in loaded.documents}
-            stale = [ref for ref in self.index.ref_doc_ids_for(name) if ref not in keep]
-            for ref in stale:
-                self.index.vector_store.delete(ref)
-                self.index.docstore.delete_ref_doc(ref, raise_error=False)
-                self.index.docstore.delete_document(ref, raise_error=False)
-            self._run_pipeline(loaded, name, report)
-            self.index.persist_docstore()
-            self._keep_copy(path, name)
-            chunks = self.index.chunk_count(name)
-            self.registry.mark_indexed(name, loaded.pages, chunks)
-            self.index.bump()
+            try:
+                keep = {d.id_ for d in loaded.documents}
+                stale = [ref for ref in self.index.ref_doc_ids_for(name) if ref not in keep]
+                for ref in stale:
+                    self.index.vector_store.delete(ref)
+                    self.index.docstore.delete_ref_doc(ref, raise_error=False)
+                    self.index.docstore.delete_document(ref, raise_error=False)
+                self._run_pipeline(loaded, name, report)
+                self.index.persist_docstore()
+                self._keep_copy(path, name)
+                chunks = self.index.chunk_count(name)
+                self.registry.mark_indexed(name, loaded.pages, chunks)
+                self.index.bump()
+            except Exception:
+                self._discard(name)
+                raise
         status = "replaced" if existing and existing.status == "indexed" else "indexed"
         return IngestResult(name, status, pages=loaded.pages, chunks=chunks, warnings=loaded.warnings)
 
@@ -240,6 +265,18 @@ class IngestionService:
             pipeline.run(documents=docs[start : start + batch])
             done = min(start + batch, len(docs))
             report(f"{name}: embedded {done}/{len(docs)} part(s)", 0.3 + 0.65 * done / len(docs))
+
+    def _discard(self, name: str) -> None:
+        """After a failure mid-way: remove what this document left, as recovery would on the
+        next start, so the running app stays consistent (the document is absent, never half)."""
+        try:
+            self.index.delete_document(name)
+            self.registry.remove(name)
+            stored = stored_files_dir(self.settings) / name
+            stored.with_name(stored.name + ".tmp").unlink(missing_ok=True)
+            stored.unlink(missing_ok=True)
+        except Exception:  # the pending row stays; recovery removes it on the next start
+            logger.exception("could not clean up after a failed ingestion of %s", name)
 
     def _keep_copy(self, path: Path, name: str) -> None:
         dest = stored_files_dir(self.settings) / name

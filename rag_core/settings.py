@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -114,7 +115,7 @@ class DocentSettings(BaseSettings):
         "search once more with a reformulated question: 'off', 'rules' or 'llm'.",
     )
     retry_threshold: float = Field(
-        default=0.5, ge=0.0, le=1.0, description="Relevance below which retry_weak searches again (0..1)."
+        default=0.4, ge=0.0, le=1.0, description="Relevance below which retry_weak searches again (0..1)."
     )
     relevance_gate: bool = Field(
         default=False,
@@ -122,7 +123,7 @@ class DocentSettings(BaseSettings):
         "irrelevant (relevance below gate_threshold).",
     )
     gate_threshold: float = Field(
-        default=0.25,
+        default=0.2,
         ge=0.0,
         le=1.0,
         description="Relevance (0..1: the better of idf-weighted term coverage and rescaled vector similarity) "
@@ -140,6 +141,13 @@ class DocentSettings(BaseSettings):
         le=1.0,
         description="Weight of the vector list in the fusion for Chinese/Japanese/Korean questions (the default "
         "embedding is English-only; 0 leaves them to keyword search).",
+    )
+    document_weight: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=2.0,
+        description="Weight, in the rank fusion, of a third list: the candidates ordered by how well their whole "
+        "document (its text and file name) matches the question's names and numbers (0: off).",
     )
     rerank_provider: RerankProvider = Field(
         default="auto",

@@ -12,10 +12,11 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from rag_core.errors import DocentError, NotFoundError
 

@@ -4,7 +4,8 @@ embedding is rag_core's own ``HashEmbedding``, which ranks by shared words.)"""
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from llama_index.core.base.llms.types import (
     ChatMessage,

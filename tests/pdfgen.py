@@ -25,7 +25,7 @@ def make_pdf(pages: list[str], path: Path | None = None) -> bytes:
             ops.append(f"({_escape(line)}) Tj T*")
         ops.append("ET")
         stream = "\n".join(ops).encode("latin-1") if lines else b""
-        page_id, content_id = 3 + 2 * i, 4 + 2 * i
+        content_id = 4 + 2 * i
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 {font_id} 0 R >> >> "
             f"/Contents {content_id} 0 R >>".encode()

@@ -16,7 +16,7 @@ from tests.pdfgen import ZEPHYR_PAGES, encrypt_pdf, make_pdf
         ("héllo wörld".encode("utf-32"), "héllo wörld"),
         ("中文文本，测试编码。".encode("gb18030"), "中文文本，测试编码。"),
         ("Grüße aus Köln".encode("cp1252"), "Grüße aus Köln"),
-        ("plain ascii".encode(), "plain ascii"),
+        (b"plain ascii", "plain ascii"),
     ],
 )
 def test_encodings_are_detected(data, expected):

@@ -18,8 +18,9 @@ import logging
 import math
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import PrivateAttr

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import re
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from llama_index.core.base.llms.types import (
     ChatMessage,

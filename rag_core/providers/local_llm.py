@@ -2,7 +2,7 @@
 
 Why xllamacpp rather than llama-cpp-python: it ships prebuilt CPU wheels of
 llama.cpp, so ``pip install`` takes seconds instead of compiling llama.cpp for
-~9 minutes on a 2-core machine (and needs no compiler), while first-token latency
+9-22 minutes on a 2-core machine (and needs no compiler), while first-token latency
 and tokens/s on the same prompt were the same within noise. It also embeds
 llama.cpp's own C++ server, which is thread safe and streams through a callback.
 
