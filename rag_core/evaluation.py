@@ -361,7 +361,8 @@ def run_eval(
 
     ``questions``: EvalQuestion objects, dicts in the file format, or a path to a JSONL file.
     ``progress(message, fraction)`` is called after each question. ``details``, if given,
-    receives one dict per question (ranks, files retrieved, rewrite). Returns
+    receives one dict per question and mode (query searched, ranks, files retrieved, retriever
+    stats). Returns
     ``{"n", "k", "modes": {mode: {...figures...}}, "settings", "seconds"}``."""
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
@@ -391,7 +392,6 @@ def run_eval(
                     logger.warning("condensing %s failed: %s", q.id, e)
                     row["condense_error"] = True
                     detail["condense_error"] = str(e)
-                detail["condensed"] = query
                 if q.gold_rewrite:
                     row["rewrite_f1"] = round(token_f1(query, q.gold_rewrite), 4)
             elif mode == "gold":
@@ -402,7 +402,8 @@ def run_eval(
             timings["retrieve_s"] += time.perf_counter() - t
             row.update(score_sources(q, sources, k))
             rows[mode].append(row)
-            detail[mode] = {key: row[key] for key in ("file_rank", "page_rank", "refused", "files") if key in row}
+            detail[mode] = {"query": query}
+            detail[mode].update({key: row[key] for key in ("file_rank", "page_rank", "refused", "files") if key in row})
             if "answer_found" in row:
                 detail[mode]["answer_found"] = row["answer_found"]
             if stats:
@@ -459,9 +460,8 @@ _RETRIEVAL_FIELDS = (
     "similarity_cutoff",
     "rerank_provider",
     "condense",
+    "memory_token_limit",
     "llm_provider",
-)
-_EXTRA_FIELDS = (
     "multi_query",
     "retry_weak",
     "retry_threshold",
@@ -474,8 +474,7 @@ _EXTRA_FIELDS = (
 
 
 def _retrieval_settings(settings: DocentSettings) -> dict[str, Any]:
-    names = [*_RETRIEVAL_FIELDS, *(f for f in _EXTRA_FIELDS if f in DocentSettings.model_fields)]
-    return {name: _jsonable(getattr(settings, name)) for name in names}
+    return {name: _jsonable(getattr(settings, name)) for name in _RETRIEVAL_FIELDS}
 
 
 def _jsonable(value: Any) -> Any:

@@ -82,6 +82,7 @@ class BM25:
             for i, _ in plist:
                 self.doc_terms[doc_of(nodes[i])].add(term)
         self.doc_df: Counter[str] = Counter(t for terms in self.doc_terms.values() for t in terms)
+        self.doc_chunks: Counter[str] = Counter(doc_of(node) for node in nodes)
 
     def idf(self, term: str) -> float:
         """Inverse document frequency; a term found nowhere gets the highest value."""
@@ -99,22 +100,16 @@ class BM25:
         total = sum(weights.values()) or 1.0
         return sum(w for t, w in weights.items() if t in have) / total
 
-    def context_gain(self, query: str, nodes: list[Any]) -> list[float]:
-        """For each chunk, the idf-weighted share (idf over documents) of the query's terms
-        that its document or file name holds but the chunk itself does not: what the
-        document says about the question that the chunk alone cannot show."""
+    def doc_scores(self, query: str) -> dict[str, float]:
+        """Per document, the idf-weighted share (idf over documents) of the query's terms
+        found anywhere in it or in its file name: which documents the question is about."""
         terms = query_terms(query)
         n = len(self.doc_terms)
         if not terms or not n:
-            return [0.0] * len(nodes)
+            return {}
         weights = {t: math.log(1 + (n - self.doc_df[t] + 0.5) / (self.doc_df[t] + 0.5)) for t in terms}
         total = sum(weights.values()) or 1.0
-        out = []
-        for node in nodes:
-            have = self.doc_terms.get(doc_of(node), set())
-            own = set(tokenize(node.get_content()))
-            out.append(sum(w for t, w in weights.items() if t in have and t not in own) / total)
-        return out
+        return {doc: sum(w for t, w in weights.items() if t in have) / total for doc, have in self.doc_terms.items()}
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         n = len(self.nodes)
@@ -295,7 +290,8 @@ class HybridRetriever(BaseRetriever):
 
     def _lists(self, query: str, weight: float, pool: int) -> list[tuple[str, float, list[NodeWithScore]]]:
         """The ranked lists one query contributes to the fusion, each with its weight."""
-        vec_weight = weight * (self.cjk_vector_weight if cjk_share(query) > _CJK_SHARE else 1.0)
+        cjk = self.mode != "vector" and cjk_share(query) > _CJK_SHARE  # vectors alone: nothing to shift to
+        vec_weight = weight * (self.cjk_vector_weight if cjk else 1.0)
         out = [("vector_score", vec_weight, self._vector(query, pool))]
         if self.mode != "vector":
             out.append(("keyword_score", weight, self._keyword(query, pool)))
@@ -324,15 +320,23 @@ class HybridRetriever(BaseRetriever):
 
     def _rank(self, query: str, lists: list[tuple[str, float, list[NodeWithScore]]]):
         """Fuse the lists; with ``document_weight``, fuse once more with the candidates
-        ordered by what their document adds (``BM25.context_gain``): a chunk that says "the
-        Company" ranks up when its file is Apple's 10-Q and the question names Apple."""
+        ordered by how much of the question their whole document holds (``BM25.doc_scores``;
+        chunks of one document in fused order): a chunk that says "the Company" ranks up
+        when its file is Apple's 10-Q and the question names Apple."""
         ranked, by_id, extras = self._fuse(lists)
         if self.document_weight <= 0 or self.mode == "vector" or not ranked:
             return ranked, by_id, extras
+        bm = self.keywords.get(self.names)
+        scores = bm.doc_scores(query)
         nodes = [by_id[nid].node for nid, _ in ranked]
-        gains = self.keywords.get(self.names).context_gain(query, nodes)
-        order = sorted(range(len(nodes)), key=lambda i: (-gains[i], i))
-        docs = [NodeWithScore(node=nodes[i], score=gains[i]) for i in order]
+        doc_score = [scores.get(doc_of(node), 0.0) for node in nodes]
+        # A one-chunk document says nothing its chunk doesn't: such chunks keep their place,
+        # and only the places held by chunks of longer documents are reordered.
+        movable = [i for i, node in enumerate(nodes) if bm.doc_chunks[doc_of(node)] > 1]
+        order = list(range(len(nodes)))
+        for slot, i in zip(movable, sorted(movable, key=lambda i: (-doc_score[i], i)), strict=True):
+            order[slot] = i
+        docs = [NodeWithScore(node=nodes[i], score=doc_score[i]) for i in order]
         return self._fuse([*lists, ("document_score", self.document_weight, docs)])
 
     # ------------------------------------------------------------------ signals

@@ -72,8 +72,7 @@ def convert(shared: Path, out: Path, holdout_topics: int = 4) -> dict:
     held = set(order[len(order) - holdout_topics :]) if holdout_topics else set()
 
     corpus = out / "corpus"
-    shutil.rmtree(corpus, ignore_errors=True)
-    corpus.mkdir(parents=True)
+    texts: dict[str, str] = {}  # file name -> text
     file_of_text: dict[str, str] = {}
     questions, unanswerable = [], []
     for key in order:
@@ -92,9 +91,9 @@ def convert(shared: Path, out: Path, holdout_topics: int = 4) -> dict:
             name = file_of_text.get(text)
             if name is None:
                 name = f"{_safe(stem)}.txt"
-                while (corpus / name).exists():
+                if name in texts:
                     name = f"{_safe(stem)}_{_digest(text)}.txt"
-                (corpus / name).write_text(text.strip() + "\n", encoding="utf-8")
+                texts[name] = text.strip() + "\n"
                 file_of_text[text] = name
             questions.append(
                 {
@@ -105,6 +104,7 @@ def convert(shared: Path, out: Path, holdout_topics: int = 4) -> dict:
                     "gold_files": [name],
                 }
             )
+    write_corpus(corpus, texts)
     _write_jsonl(out / "questions.jsonl", questions)
     _write_jsonl(out / "unanswerable.jsonl", unanswerable)
     return {
@@ -113,6 +113,19 @@ def convert(shared: Path, out: Path, holdout_topics: int = 4) -> dict:
         "unanswerable": len(unanswerable),
         "topics": len(order) - len(held),
     }
+
+
+def write_corpus(folder: Path, files: dict[str, str]) -> None:
+    """Write the corpus files, leaving unchanged ones untouched (their mtimes key the
+    evaluation's index cache) and removing files that are no longer part of it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        if old.name not in files:
+            shutil.rmtree(old) if old.is_dir() else old.unlink()
+    for name, text in files.items():
+        path = folder / name
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:

@@ -12,7 +12,14 @@ Reads ``cmrc2018/cmrc2018_dev.json`` and writes:
   paragraphs (every paragraph's first question, then every second one, ...), so that
   ``--limit`` samples many paragraphs;
 - ``OUT/unanswerable.jsonl``: the questions of the held-out paragraphs, whose text is not
-  in the corpus (same domain, different articles), marked ``"answerable": false``.
+  in the corpus (same domain, different articles), marked ``"answerable": false``;
+- ``OUT/followups.jsonl``: Chinese follow-ups, made by rule: a paragraph's first question
+  and its answer become the history, and a later question of the same paragraph that
+  names the article's title gets the title replaced by 它 ("it"); the original question
+  is the ``gold_rewrite``. Tests condensing in Chinese, where no conversational set exists;
+- ``OUT/standalone.jsonl``: self-contained questions after a turn about another article
+  (the previous paragraph's first question and answer): the rewrite should leave them
+  unchanged (``gold_rewrite`` = the question).
 """
 
 from __future__ import annotations
@@ -49,10 +56,7 @@ def convert(shared: Path, out: Path, holdout: int = 48, source: Path = DEV) -> d
     paras = list(paragraphs(json.loads(src.read_text(encoding="utf-8"))))
     kept, held = (paras[: len(paras) - holdout], paras[len(paras) - holdout :]) if holdout else (paras, [])
     corpus = out / "corpus"
-    shutil.rmtree(corpus, ignore_errors=True)
-    corpus.mkdir(parents=True)
-    for pid, title, context, _ in kept:
-        (corpus / f"{_safe(pid)}.txt").write_text(f"{title}\n\n{context.strip()}\n", encoding="utf-8")
+    write_corpus(corpus, {f"{_safe(pid)}.txt": f"{title}\n\n{context.strip()}\n" for pid, title, context, _ in kept})
 
     def round_robin(group, answerable: bool) -> list[dict]:
         rows: list[dict] = []
@@ -74,9 +78,78 @@ def convert(shared: Path, out: Path, holdout: int = 48, source: Path = DEV) -> d
         return rows
 
     questions, unanswerable = round_robin(kept, True), round_robin(held, False)
+    followups = make_followups(kept)
+    standalone = make_standalone(kept)
     _write_jsonl(out / "questions.jsonl", questions)
     _write_jsonl(out / "unanswerable.jsonl", unanswerable)
-    return {"files": len(kept), "questions": len(questions), "unanswerable": len(unanswerable)}
+    _write_jsonl(out / "followups.jsonl", followups)
+    _write_jsonl(out / "standalone.jsonl", standalone)
+    return {
+        "files": len(kept),
+        "questions": len(questions),
+        "unanswerable": len(unanswerable),
+        "followups": len(followups),
+        "standalone": len(standalone),
+    }
+
+
+def make_followups(group) -> list[dict]:
+    """Second turns whose subject (the article title) is only in the first turn."""
+    rows = []
+    for pid, title, _, qas in group:
+        title = (title or "").strip()
+        if len(qas) < 2 or len(title) < 2 or title not in qas[0]["question"]:
+            continue
+        first = qas[0]
+        answers = [a["text"] for a in first.get("answers", []) if a.get("text")]
+        for qa in qas[1:]:
+            q = qa["question"].strip()
+            if title in q and q.count(title) == 1:
+                rows.append(
+                    {
+                        "id": f"{qa.get('id') or pid}_followup",
+                        "question": q.replace(title, "它").replace("《它》", "它"),
+                        "history": [first["question"].strip(), answers[0] if answers else ""],
+                        "gold_rewrite": q,
+                        "gold_files": [f"{_safe(pid)}.txt"],
+                    }
+                )
+                break
+    return rows
+
+
+def make_standalone(group) -> list[dict]:
+    """Each paragraph's first question, asked after a turn about the previous paragraph."""
+    rows = []
+    for (_, _, _, prev_qas), (pid, _, _, qas) in zip(group, group[1:], strict=False):
+        if not prev_qas or not qas:
+            continue
+        prev = prev_qas[0]
+        answers = [a["text"] for a in prev.get("answers", []) if a.get("text")]
+        q = qas[0]["question"].strip()
+        rows.append(
+            {
+                "id": f"{qas[0].get('id') or pid}_standalone",
+                "question": q,
+                "history": [prev["question"].strip(), answers[0] if answers else ""],
+                "gold_rewrite": q,
+                "gold_files": [f"{_safe(pid)}.txt"],
+            }
+        )
+    return rows
+
+
+def write_corpus(folder: Path, files: dict[str, str]) -> None:
+    """Write the corpus files, leaving unchanged ones untouched (their mtimes key the
+    evaluation's index cache) and removing files that are no longer part of it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        if old.name not in files:
+            shutil.rmtree(old) if old.is_dir() else old.unlink()
+    for name, text in files.items():
+        path = folder / name
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:

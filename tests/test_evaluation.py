@@ -242,6 +242,25 @@ def test_neighbor_window_widens_a_chunk_with_its_page_neighbours(make_settings, 
     assert window.count("Sentence number 45 ") == 1  # the splitter's overlap is not repeated
 
 
+def test_document_weight_ranks_up_chunks_whose_document_names_the_subject(make_settings, tmp_path):
+    filler = " ".join(f"Line {i} of the quarterly report covers routine matters." for i in range(30))
+    for company, margin in (("Apple", 44), ("Orange", 30)):
+        (tmp_path / f"{company.lower()}.txt").write_text(
+            f"{company} Inc. quarterly report. {filler} The Company's gross margin was {margin} percent."
+        )
+    hits = {}
+    for weight in (0.0, 1.0):
+        ctx = build_context(
+            make_settings(chunk_size=48, chunk_overlap=0, document_weight=weight, data_dir=tmp_path / f"w{weight}")
+        )
+        ctx.ingestion.ingest_paths([tmp_path / "apple.txt", tmp_path / "orange.txt"])
+        hits[weight] = ctx.chat.retrieve("What was Apple's gross margin?", top_k=2)
+    # the margin chunks don't say "Apple": only the document does
+    assert "Apple" not in hits[1.0][0]["text"] and "gross margin" in hits[1.0][0]["text"]
+    assert hits[1.0][0]["file"] == "apple.txt"
+    assert [h["file"] for h in hits[0.0]] != [h["file"] for h in hits[1.0]]
+
+
 def test_merge_texts_drops_the_repeated_overlap():
     assert merge_texts(["alpha beta gamma delta epsilon zeta", "delta epsilon zeta eta theta"]) == (
         "alpha beta gamma delta epsilon zeta eta theta"
@@ -398,7 +417,7 @@ def test_convert_cmrc_writes_paragraph_files_round_robin(tmp_path):
                         "qas": [
                             {
                                 "id": f"DEV_{i}_QUERY_{j}",
-                                "question": f"问题{i}{j}？",
+                                "question": f"标题{i}的问题{j}？",
                                 "answers": [{"text": f"答案{i}{j}", "answer_start": 0}] * 3,
                             }
                             for j in range(2)
@@ -412,12 +431,20 @@ def test_convert_cmrc_writes_paragraph_files_round_robin(tmp_path):
     (shared / "cmrc2018").mkdir(parents=True)
     (shared / convert_cmrc.DEV).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     stats = convert_cmrc.convert(shared, tmp_path / "out", holdout=1)
-    assert stats == {"files": 2, "questions": 4, "unanswerable": 2}
+    assert stats == {"files": 2, "questions": 4, "unanswerable": 2, "followups": 2, "standalone": 1}
     assert (tmp_path / "out" / "corpus" / "DEV_0.txt").read_text(encoding="utf-8") == "标题0\n\n第0段的内容。\n"
     qs = load_questions(tmp_path / "out" / "questions.jsonl")
     assert [q.id for q in qs] == ["DEV_0_QUERY_0", "DEV_1_QUERY_0", "DEV_0_QUERY_1", "DEV_1_QUERY_1"]
     assert qs[1].gold_files == ["DEV_1.txt"] and qs[1].gold_answer == "答案10"
     assert all(not q.answerable for q in load_questions(tmp_path / "out" / "unanswerable.jsonl"))
+    follow = load_questions(tmp_path / "out" / "followups.jsonl")[0]
+    assert follow.question == "它的问题1？" and follow.gold_rewrite == "标题0的问题1？"
+    assert follow.history == ["标题0的问题0？", "答案00"] and follow.gold_files == ["DEV_0.txt"]
+    (same,) = load_questions(tmp_path / "out" / "standalone.jsonl")
+    assert same.question == same.gold_rewrite == "标题1的问题0？" and same.history == ["标题0的问题0？", "答案00"]
+    mtime = (tmp_path / "out" / "corpus" / "DEV_0.txt").stat().st_mtime_ns
+    convert_cmrc.convert(shared, tmp_path / "out", holdout=1)  # unchanged files keep their mtime (cache key)
+    assert (tmp_path / "out" / "corpus" / "DEV_0.txt").stat().st_mtime_ns == mtime
 
 
 @pytest.mark.shared
