@@ -39,8 +39,8 @@ def test_answer_cites_the_page_and_the_follow_up_is_rewritten(real_ctx):
     assert "42" in first.answer
     assert first.sources[0]["file"] == "zephyr.pdf" and first.sources[0]["page"] == 2
 
-    follow = ctx.chat.ask("How many amperes does each one draw?", sid)
-    assert follow.condensed_question != "How many amperes does each one draw?"
+    follow = ctx.chat.ask("And how many amperes does it draw?", sid)
+    assert follow.condensed_question != "And how many amperes does it draw?"
     assert "pump" in follow.condensed_question.lower() or "zephyr" in follow.condensed_question.lower()
     assert "8" in follow.answer
     assert any(s["page"] == 3 for s in follow.sources)
