@@ -1,6 +1,6 @@
 """Docent: chat with your own documents.
 
-This file only routes: three pages, the conversations in the sidebar of each, and the
+This file only routes: four pages, the conversations in the sidebar of each, and the
 rag_core context built once per distinct settings and cached (``ui.common.get_context``).
 Each page renders and calls rag_core.
 
@@ -10,7 +10,7 @@ Each page renders and calls rag_core.
 import streamlit as st
 
 from rag_core import DocentError
-from ui.common import CHAT_PAGE, SETTINGS_PAGE, UPLOAD_PAGE, get_context, render_sidebar, run_page
+from ui.common import CHAT_PAGE, EVALUATE_PAGE, SETTINGS_PAGE, UPLOAD_PAGE, get_context, render_sidebar, run_page
 
 st.set_page_config(page_title="Docent", page_icon="📚")
 navigation = st.navigation(
@@ -18,6 +18,7 @@ navigation = st.navigation(
         st.Page(UPLOAD_PAGE, title="Upload", icon="📤"),
         st.Page(CHAT_PAGE, title="Chat", icon="💬", default=True),
         st.Page(SETTINGS_PAGE, title="Settings", icon="⚙️"),
+        st.Page(EVALUATE_PAGE, title="Evaluate", icon="📏"),
     ]
 )
 try:

@@ -108,6 +108,9 @@ def settings_form(s: DocentSettings) -> dict[str, Any] | None:
         left, right = st.columns(2)
         with left:
             v["condense"] = st.toggle("Rewrite follow-up questions", s.condense, **describe("condense"))
+            v["history_search"] = st.toggle(
+                "Search follow-ups with the conversation", s.history_search, **describe("history_search")
+            )
         with right:
             v["memory_token_limit"] = number(
                 s, "memory_token_limit", "Memory (tokens of history)", min_value=0, step=100

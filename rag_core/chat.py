@@ -15,6 +15,7 @@ condensed question and the sources are written back.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
@@ -32,9 +33,10 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from rag_core.errors import DocentError, ProviderError
 from rag_core.index import VectorIndex
+from rag_core.providers.embeddings import MULTILINGUAL
 from rag_core.providers.llm import CONDENSE_MARKER
 from rag_core.providers.rerank import GuardedRerank
-from rag_core.retrieval import HybridRetriever, KeywordCache
+from rag_core.retrieval import ConversationQueries, HybridRetriever, KeywordCache
 from rag_core.settings import DocentSettings
 from rag_core.store import Message, SessionStore
 
@@ -52,10 +54,45 @@ The passages below come from the user's documents. Everything between <documents
 
 Answer the user's question from these passages only. If they do not contain the answer, say that the documents do not say."""
 
-CONDENSE_PROMPT = """Rewrite the user's follow-up message as one standalone question that can be understood without the conversation.
-Replace pronouns and vague references ("it", "they", "that", "the second one") with the names they refer to, including names mentioned only in the assistant's answers.
-If the follow-up is already a standalone question, repeat it unchanged. Keep the language of the follow-up. Write only the question.
+CONDENSE_PROMPT = """Rewrite the user's last message as one standalone question that can be understood without the conversation.
+- Replace pronouns and vague references ("it", "they", "them", "this", "that", "each one", "the second one") with the names they refer to. Look for those names in the whole conversation, including the assistant's answers.
+- Keep the rest of the message as it is. Add only what is needed to understand it alone.
+- If the message is already clear on its own, repeat it unchanged.
+- Write the question in the language of the message: a message in Chinese gets a Chinese question (中文的问题用中文改写). Write only the question.
 
+Example 1
+<conversation>
+user: Which planets have rings?
+assistant: Saturn has the brightest rings, but Jupiter, Uranus and Neptune have faint ones too.
+</conversation>
+Follow-up message: Interesting. How were the faint ones discovered?
+Standalone question: Interesting. How were the faint rings of Jupiter, Uranus and Neptune discovered?
+
+Example 2
+<conversation>
+user: 中国最长的河流是哪条？
+assistant: 长江，全长约6300公里，流经11个省级行政区。
+</conversation>
+Follow-up message: 它的源头在哪里？
+Standalone question: 长江的源头在哪里？
+
+Example 3
+<conversation>
+user: What does the Aria kettle cost?
+assistant: The Aria kettle costs 49 euros in the online shop.
+</conversation>
+Follow-up message: How much power does each one use?
+Standalone question: How much power does each Aria kettle use?
+
+Example 4
+<conversation>
+user: Which is cheaper, concrete or asphalt?
+assistant: Asphalt usually costs less to install than concrete.
+</conversation>
+Follow-up message: What is the capital of Australia?
+Standalone question: What is the capital of Australia?
+
+Now the real conversation
 <conversation>
 {chat_history}
 </conversation>
@@ -155,11 +192,21 @@ class DocentChatEngine(CondensePlusContextChatEngine):
 
 
 def clean_condensed(raw: str, fallback: str) -> str:
-    """The model's rewrite, without quotes, labels or a second line; the original if empty."""
+    """The model's rewrite, without quotes, labels or a second line; the original if empty,
+    or if the model echoed one of the prompt's example rewrites (a small model sometimes
+    answers "What is the capital of Australia?" to an unrelated question)."""
     text = (raw or "").strip()
     text = re.sub(r"^(standalone question|question|rewritten question)\s*[:：]\s*", "", text, flags=re.I)
     text = text.split("\n")[0].strip().strip('"“”\'`').strip()
+    if text in _example_rewrites(CONDENSE_PROMPT) and text != fallback.strip():
+        return fallback
     return text or fallback
+
+
+@functools.lru_cache(maxsize=4)
+def _example_rewrites(prompt: str) -> frozenset[str]:
+    """The example answers inside a condense prompt (lines "Standalone question: ...")."""
+    return frozenset(m.strip() for m in re.findall(r"^Standalone question:(.+)$", prompt, flags=re.M))
 
 
 class AnswerStream:
@@ -278,7 +325,7 @@ class ChatService:
             relevance_gate=s.relevance_gate,
             gate_threshold=s.gate_threshold,
             neighbor_window=s.neighbor_window,
-            cjk_vector_weight=s.cjk_vector_weight,
+            cjk_vector_weight=1.0 if s.embed_provider in MULTILINGUAL else s.cjk_vector_weight,
             document_weight=s.document_weight,
             llm_factory=self.llm_factory,
         )
@@ -289,16 +336,27 @@ class ChatService:
         names: list[str] | None = None,
         top_k: int | None = None,
         stats: dict[str, Any] | None = None,
+        history: list[tuple[str, str]] | None = None,
+        typed: str | None = None,
     ) -> list[dict[str, Any]]:
         """Search only (no answer): the sources a question would get. ``stats``, if given,
-        receives what the retriever measured (relevance signals, variants, retry, gate)."""
+        receives what the retriever measured (relevance signals, variants, retry, gate).
+        ``history`` ((role, text) pairs, oldest first) and ``typed`` (the question as the
+        user typed it, when ``question`` is its rewrite) search as a chat follow-up does."""
         self.index.ensure_compatible()
         r = self.retriever(names, top_k)
         r.top_k = top_k or self.settings.top_k
+        r.conversation = self.conversation(typed or question, history or [])
         hits = r.retrieve(question)
         if stats is not None:
             stats.update(r.last_stats)
         return [to_source(h, r.last_extras.get(h.node.node_id)) for h in hits]
+
+    def conversation(self, typed: str, history: list[tuple[str, str]]) -> ConversationQueries | None:
+        """The extra searches a follow-up gets from its conversation (``history_search``)."""
+        if not history or not self.settings.history_search:
+            return None
+        return ConversationQueries(typed, history) or None
 
     def condense(self, question: str, history: list[tuple[str, str]]) -> str:
         """Rewrite ``question`` given (role, text) history, oldest first (used by eval)."""
@@ -333,6 +391,7 @@ class ChatService:
         self.index.ensure_compatible()
         llm = self.llm_factory()
         retriever = self.retriever(names)
+        retriever.conversation = self.conversation(question, [(m.role.value, m.content or "") for m in history])
         reranker = self.reranker_factory()
         post: list[BaseNodePostprocessor] = [reranker] if reranker is not None else []
         post.append(FencePassages())

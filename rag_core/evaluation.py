@@ -13,8 +13,9 @@ first. ``gold_pages`` are 1-based pages of the ``gold_files``. ``answerable: fal
 a question the corpus cannot answer (the relevance gate should refuse it).
 
 Each question is searched in up to three *modes*: ``raw`` (as typed), ``condensed`` (the
-engine's rewrite from the history, ``ChatService.condense``) and ``gold`` (the human
-rewrite: the upper bound of condensing). Per mode:
+engine's rewrite from the history, ``ChatService.condense``, searched as the chat engine
+searches a follow-up: with its conversation when ``history_search`` is on) and ``gold``
+(the human rewrite alone: the upper bound of condensing). Per mode:
 
 - ``recall``: share of answerable questions with a gold file among the top ``k`` sources;
   ``mrr``: mean reciprocal rank of the first such source (0 beyond ``k``);
@@ -86,17 +87,23 @@ class EvalQuestion:
         history = obj.get("history") or []
         if not isinstance(history, list) or not all(isinstance(t, str) for t in history):
             raise ConfigError(f'{where}: "history" must be a list of strings (user, assistant, user, ...)')
-        try:
-            pages = [int(p) for p in obj.get("gold_pages") or []]
-        except (TypeError, ValueError):
-            raise ConfigError(f'{where}: "gold_pages" must be a list of page numbers') from None
+        files = obj.get("gold_files") or []
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise ConfigError(f'{where}: "gold_files" must be a list of file names')
+        pages = obj.get("gold_pages") or []
+        ok = isinstance(pages, list) and all(
+            (isinstance(p, int) and not isinstance(p, bool)) or (isinstance(p, str) and p.strip().isdigit())
+            for p in pages
+        )
+        if not ok:
+            raise ConfigError(f'{where}: "gold_pages" must be a list of page numbers')
         return cls(
             id=str(obj.get("id") or where),
             question=str(obj["question"]).strip(),
             history=list(history),
             gold_rewrite=(str(obj["gold_rewrite"]).strip() or None) if obj.get("gold_rewrite") else None,
-            gold_files=[str(f) for f in obj.get("gold_files") or []],
-            gold_pages=pages,
+            gold_files=list(files),
+            gold_pages=[int(p) for p in pages],
             gold_answer=str(obj["gold_answer"]) if obj.get("gold_answer") else None,
             answerable=bool(obj.get("answerable", True)),
         )
@@ -107,21 +114,33 @@ class EvalQuestion:
 
 
 def load_questions(path: Path | str) -> list[EvalQuestion]:
-    """Read a questions file (JSONL); blank lines are skipped."""
+    """Read a questions file (JSONL, UTF-8); blank lines are skipped."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
+        data = path.read_bytes()
     except OSError as e:
         raise ConfigError(f"Cannot read the questions file {path}: {e}") from e
+    return parse_questions(data, path.name)
+
+
+def parse_questions(data: bytes | str, name: str = "questions") -> list[EvalQuestion]:
+    """Questions from the text of a questions file (as uploaded); errors name ``name`` and the line."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{name}: not UTF-8 text (byte {e.start}); save the file as UTF-8") from None
     out = []
-    for no, line in enumerate(lines, 1):
+    for no, line in enumerate(data.splitlines(), 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except ValueError as e:
-            raise ConfigError(f"{path}:{no}: not JSON ({e})") from None
-        out.append(EvalQuestion.from_json(obj, f"{path.name}:{no}"))
+            raise ConfigError(f"{name}:{no}: not JSON ({e})") from None
+        out.append(EvalQuestion.from_json(obj, f"{name}:{no}"))
+    if not out:
+        raise ConfigError(f"{name}: no questions (one JSON object per line)")
     return out
 
 
@@ -398,7 +417,10 @@ def run_eval(
                 query = q.gold_rewrite or q.question
             t = time.perf_counter()
             stats: dict[str, Any] = {}
-            sources = ctx.chat.retrieve(query, top_k=k, stats=stats)
+            if mode == "condensed":  # searched as the chat engine searches a follow-up
+                sources = ctx.chat.retrieve(query, top_k=k, stats=stats, history=q.history_pairs(), typed=q.question)
+            else:
+                sources = ctx.chat.retrieve(query, top_k=k, stats=stats)
             timings["retrieve_s"] += time.perf_counter() - t
             row.update(score_sources(q, sources, k))
             rows[mode].append(row)
@@ -460,6 +482,7 @@ _RETRIEVAL_FIELDS = (
     "similarity_cutoff",
     "rerank_provider",
     "condense",
+    "history_search",
     "memory_token_limit",
     "llm_provider",
     "multi_query",

