@@ -226,7 +226,7 @@ def parse_queries(text: str, question: str, n: int) -> list[str]:
 
 _UNIT = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 ANSWER_WORDS = 30  # how much of the last answer a follow-up is searched with
-EARLIER_QUESTIONS = 2  # how many earlier questions
+EARLIER_QUESTIONS = 1  # how many earlier questions (2 and 3 measured worse)
 
 
 def head_words(text: str, n: int) -> str:
@@ -245,9 +245,9 @@ class ConversationQueries:
     A rewrite by a small model misses often (it resolves "it" to the conversation's topic
     rather than to the entity of the last answer, or leaves "they" in place). Two more
     searches are fused with the rewrite's: the start of the last answer followed by the
-    rewrite (the entity just talked about), and the previous questions followed by the
-    question as typed (the topic). On CAsT this took condensed recall@5 from 0.68 to 0.85
-    of 60 turns; docs/evaluation.md has the measurements.
+    rewrite (the entity just talked about), and the previous question followed by the
+    question as typed (the topic). On CAsT this took condensed recall@5 from 0.72 to 0.825
+    of 200 turns; docs/evaluation.md has the measurements.
     """
 
     def __init__(self, question: str, history: list[tuple[str, str]]) -> None:

@@ -179,7 +179,7 @@ class DocentSettings(BaseSettings):
     history_search: bool = Field(
         default=True,
         description="Search a follow-up with its conversation too: besides the rewritten question, the start "
-        "of the last answer with the rewrite, and the two previous questions with the question as typed, "
+        "of the last answer with the rewrite, and the previous question with the question as typed, "
         "all fused by rank. Catches what the rewrite missed (measured on CAsT: docs/evaluation.md).",
     )
     memory_token_limit: int = Field(default=1500, ge=0, description="Chat history kept for the LLM, in tokens.")
