@@ -115,6 +115,9 @@ def settings_form(s: DocentSettings) -> dict[str, Any] | None:
             v["memory_token_limit"] = number(
                 s, "memory_token_limit", "Memory (tokens of history)", min_value=0, step=100
             )
+            v["condense_token_limit"] = number(
+                s, "condense_token_limit", "History for the rewrite (tokens; 0: all the memory)", min_value=0, step=100
+            )
         v["system_prompt"] = st.text_area("System prompt", s.system_prompt, height=140, **describe("system_prompt"))
 
         st.subheader("Documents")

@@ -145,12 +145,15 @@ class DocentChatEngine(CondensePlusContextChatEngine):
     """CondensePlusContext with timings, a tidy condensed question, and a relevance gate:
     when retrieval finds nothing, the answer says so without asking the LLM to guess."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, condense_token_limit: int = 0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.condense_token_limit = condense_token_limit
         self.timings: dict[str, float] = {}
 
     def _condense_question(self, chat_history: list[ChatMessage], latest_message: str) -> str:
         t = time.perf_counter()
+        if self.condense_token_limit:
+            chat_history = trim_history(chat_history, self.condense_token_limit)
         raw = super()._condense_question(chat_history, latest_message)
         self.timings["condense_s"] = time.perf_counter() - t
         return clean_condensed(raw, latest_message)
@@ -189,6 +192,14 @@ class DocentChatEngine(CondensePlusContextChatEngine):
                 yield ChatResponse(message=ChatMessage(content=full, role=MessageRole.ASSISTANT), delta=token)
 
         return StreamingAgentChatResponse(chat_stream=gen(), sources=[context_source], source_nodes=context_nodes)
+
+
+def trim_history(messages: list[ChatMessage], token_limit: int) -> list[ChatMessage]:
+    """The most recent messages that fit in ``token_limit`` tokens (as the memory buffer trims)."""
+    if not messages:
+        return []
+    memory = ChatMemoryBuffer.from_defaults(chat_history=list(messages), token_limit=max(token_limit, 1))
+    return memory.get()
 
 
 def clean_condensed(raw: str, fallback: str) -> str:
@@ -405,6 +416,7 @@ class ChatService:
             context_prompt=CONTEXT_PROMPT.replace("{system_prompt}", _escape_braces(self.settings.system_prompt)),
             condense_prompt=CONDENSE_PROMPT,
             skip_condense=not self.settings.condense,
+            condense_token_limit=self.settings.condense_history_tokens,
             node_postprocessors=post,
         )
         try:

@@ -447,7 +447,8 @@ def run_eval(
 
 def condense_history(settings: DocentSettings, q: EvalQuestion) -> list[tuple[str, str]]:
     """The history the chat engine would condense with: the session's messages trimmed,
-    oldest first, to ``memory_token_limit`` (as ``ChatService.stream`` builds its memory)."""
+    oldest first, to ``memory_token_limit`` (as ``ChatService.stream`` builds its memory), then
+    to ``condense_token_limit`` if set (as ``DocentChatEngine`` trims it for the rewrite)."""
     from llama_index.core.base.llms.types import ChatMessage, MessageRole
     from llama_index.core.memory import ChatMemoryBuffer
 
@@ -455,7 +456,12 @@ def condense_history(settings: DocentSettings, q: EvalQuestion) -> list[tuple[st
     if not messages:
         return []
     memory = ChatMemoryBuffer.from_defaults(chat_history=messages, token_limit=max(settings.memory_token_limit, 1))
-    return [(m.role.value, m.content or "") for m in memory.get(input=q.question)]
+    kept = memory.get(input=q.question)
+    if settings.condense_token_limit:
+        from rag_core.chat import trim_history
+
+        kept = trim_history(kept, settings.condense_token_limit)
+    return [(m.role.value, m.content or "") for m in kept]
 
 
 def _condense(ctx: AppContext, cache: CondenseCache, q: EvalQuestion, timings: dict[str, float]) -> str:
@@ -484,6 +490,7 @@ _RETRIEVAL_FIELDS = (
     "condense",
     "history_search",
     "memory_token_limit",
+    "condense_token_limit",
     "llm_provider",
     "multi_query",
     "retry_weak",

@@ -189,3 +189,27 @@ def test_history_search_off_searches_with_the_rewrite_alone(cancer, llm):
     llm.script(condense=["How deadly is it?"], answers=["Rarely."])
     turn = ctx.chat.ask("How deadly is it?", sid)
     assert "lobular.txt" not in [s["file"] for s in turn.sources]
+
+
+def test_the_rewrite_sees_only_the_recent_history_within_its_budget(make_settings, llm, tmp_path):
+    from rag_core import build_context
+    from rag_core.store import Message
+
+    ctx = build_context(make_settings(condense_token_limit=40), llm=llm)
+    (tmp_path / "vega.txt").write_text("The Vega telescope was built ten years ago.")
+    ctx.ingestion.ingest_file(tmp_path / "vega.txt")
+    sid = ctx.sessions.create().id
+    for role, text in [
+        ("user", "What is the Orion nebula?"),
+        ("assistant", "The Orion nebula is a stellar nursery " + "far away " * 40),
+        ("user", "Tell me about the Vega telescope."),
+        ("assistant", "It has a 4 m mirror."),
+    ]:
+        ctx.sessions.append(sid, Message(role, text))
+    llm.script(condense=["How old is the Vega telescope?"], answers=["Ten years."])
+    ctx.chat.ask("How old is it?", sid)
+    prompt = llm.prompts[-1]
+    assert "Tell me about the Vega telescope." in prompt and "It has a 4 m mirror." in prompt
+    assert "Orion" not in prompt  # the oldest exchange is beyond the rewrite's 40 tokens
+    # while the answering call still gets the whole memory (memory_token_limit)
+    assert any("Orion" in (m.content or "") for m in llm.chats[-1])
