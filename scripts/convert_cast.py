@@ -23,9 +23,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shutil
 import sys
 from pathlib import Path
+
+from evalset_files import safe_name, write_corpus, write_jsonl
 
 TURNS = Path("cast") / "derived_cast2021_2022_turns.jsonl"
 
@@ -41,10 +42,6 @@ def passage_of(rec: dict) -> tuple[str, str] | None:
 
 def _digest(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
-
-
-def _safe(stem: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)
 
 
 def convert(shared: Path, out: Path, holdout_topics: int = 4) -> dict:
@@ -90,9 +87,9 @@ def convert(shared: Path, out: Path, holdout_topics: int = 4) -> dict:
             stem, text = found
             name = file_of_text.get(text)
             if name is None:
-                name = f"{_safe(stem)}.txt"
+                name = f"{safe_name(stem)}.txt"
                 if name in texts:
-                    name = f"{_safe(stem)}_{_digest(text)}.txt"
+                    name = f"{safe_name(stem)}_{_digest(text)}.txt"
                 texts[name] = text.strip() + "\n"
                 file_of_text[text] = name
             questions.append(
@@ -105,33 +102,14 @@ def convert(shared: Path, out: Path, holdout_topics: int = 4) -> dict:
                 }
             )
     write_corpus(corpus, texts)
-    _write_jsonl(out / "questions.jsonl", questions)
-    _write_jsonl(out / "unanswerable.jsonl", unanswerable)
+    write_jsonl(out / "questions.jsonl", questions)
+    write_jsonl(out / "unanswerable.jsonl", unanswerable)
     return {
         "files": len(file_of_text),
         "questions": len(questions),
         "unanswerable": len(unanswerable),
         "topics": len(order) - len(held),
     }
-
-
-def write_corpus(folder: Path, files: dict[str, str]) -> None:
-    """Write the corpus files, leaving unchanged ones untouched (their mtimes key the
-    evaluation's index cache) and removing files that are no longer part of it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.iterdir():
-        if old.name not in files:
-            shutil.rmtree(old) if old.is_dir() else old.unlink()
-    for name, text in files.items():
-        path = folder / name
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-
-
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

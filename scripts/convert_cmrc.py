@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from pathlib import Path
+
+from evalset_files import safe_name, write_corpus, write_jsonl
 
 DEV = Path("cmrc2018") / "cmrc2018_dev.json"
 
@@ -45,10 +46,6 @@ def paragraphs(data: dict):
             )
 
 
-def _safe(stem: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)
-
-
 def convert(shared: Path, out: Path, holdout: int = 48, source: Path = DEV) -> dict:
     src = shared / source
     if not src.exists():
@@ -56,7 +53,7 @@ def convert(shared: Path, out: Path, holdout: int = 48, source: Path = DEV) -> d
     paras = list(paragraphs(json.loads(src.read_text(encoding="utf-8"))))
     kept, held = (paras[: len(paras) - holdout], paras[len(paras) - holdout :]) if holdout else (paras, [])
     corpus = out / "corpus"
-    write_corpus(corpus, {f"{_safe(pid)}.txt": f"{title}\n\n{context.strip()}\n" for pid, title, context, _ in kept})
+    write_corpus(corpus, {f"{safe_name(pid)}.txt": f"{title}\n\n{context.strip()}\n" for pid, title, context, _ in kept})
 
     def round_robin(group, answerable: bool) -> list[dict]:
         rows: list[dict] = []
@@ -68,7 +65,7 @@ def convert(shared: Path, out: Path, holdout: int = 48, source: Path = DEV) -> d
                 qa = qas[j]
                 row = {"id": qa.get("id") or f"{pid}_{j}", "question": qa["question"].strip(), "history": []}
                 if answerable:
-                    row["gold_files"] = [f"{_safe(pid)}.txt"]
+                    row["gold_files"] = [f"{safe_name(pid)}.txt"]
                     answers = [a["text"] for a in qa.get("answers", []) if a.get("text")]
                     if answers:
                         row["gold_answer"] = answers[0]
@@ -80,10 +77,10 @@ def convert(shared: Path, out: Path, holdout: int = 48, source: Path = DEV) -> d
     questions, unanswerable = round_robin(kept, True), round_robin(held, False)
     followups = make_followups(kept)
     standalone = make_standalone(kept)
-    _write_jsonl(out / "questions.jsonl", questions)
-    _write_jsonl(out / "unanswerable.jsonl", unanswerable)
-    _write_jsonl(out / "followups.jsonl", followups)
-    _write_jsonl(out / "standalone.jsonl", standalone)
+    write_jsonl(out / "questions.jsonl", questions)
+    write_jsonl(out / "unanswerable.jsonl", unanswerable)
+    write_jsonl(out / "followups.jsonl", followups)
+    write_jsonl(out / "standalone.jsonl", standalone)
     return {
         "files": len(kept),
         "questions": len(questions),
@@ -111,7 +108,7 @@ def make_followups(group) -> list[dict]:
                         "question": q.replace(title, "它").replace("《它》", "它"),
                         "history": [first["question"].strip(), answers[0] if answers else ""],
                         "gold_rewrite": q,
-                        "gold_files": [f"{_safe(pid)}.txt"],
+                        "gold_files": [f"{safe_name(pid)}.txt"],
                     }
                 )
                 break
@@ -133,29 +130,10 @@ def make_standalone(group) -> list[dict]:
                 "question": q,
                 "history": [prev["question"].strip(), answers[0] if answers else ""],
                 "gold_rewrite": q,
-                "gold_files": [f"{_safe(pid)}.txt"],
+                "gold_files": [f"{safe_name(pid)}.txt"],
             }
         )
     return rows
-
-
-def write_corpus(folder: Path, files: dict[str, str]) -> None:
-    """Write the corpus files, leaving unchanged ones untouched (their mtimes key the
-    evaluation's index cache) and removing files that are no longer part of it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.iterdir():
-        if old.name not in files:
-            shutil.rmtree(old) if old.is_dir() else old.unlink()
-    for name, text in files.items():
-        path = folder / name
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-
-
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,6 +28,8 @@ import re
 import sys
 from pathlib import Path
 
+from evalset_files import write_jsonl
+
 CSV = Path("sec10q") / "data" / "v1" / "qna_data.csv"
 DOCS = Path("sec10q") / "data" / "v1" / "docs"
 
@@ -105,8 +107,8 @@ def convert(shared: Path, out: Path) -> dict:
         if swapped:
             unanswerable.append({"id": f"{qid}_swap", "question": swapped, "history": [], "answerable": False})
     out.mkdir(parents=True, exist_ok=True)
-    _write_jsonl(out / "questions.jsonl", questions)
-    _write_jsonl(out / "unanswerable.jsonl", unanswerable)
+    write_jsonl(out / "questions.jsonl", questions)
+    write_jsonl(out / "unanswerable.jsonl", unanswerable)
     link = out / "corpus"
     if link.is_symlink() or link.exists():
         link.unlink()
@@ -117,12 +119,6 @@ def convert(shared: Path, out: Path) -> dict:
         "unanswerable": len(unanswerable),
         "unmatched_rows": unmatched,
     }
-
-
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
