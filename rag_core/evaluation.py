@@ -54,6 +54,7 @@ from typing import Any
 
 from rag_core.context import AppContext, build_context
 from rag_core.errors import ConfigError, DocentError
+from rag_core.retrieval import CJK_RANGES
 from rag_core.settings import DocentSettings, load_settings
 
 logger = logging.getLogger(__name__)
@@ -154,7 +155,7 @@ def _as_questions(questions: Iterable[EvalQuestion | dict[str, Any]] | Path | st
 
 
 # ---------------------------------------------------------------------------- metrics
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
 _PUNCT = set(string.punctuation) | set("，。！？；：、“”‘’（）《》【】「」『』…—·")
 _ARTICLES = {"a", "an", "the"}
 

@@ -35,7 +35,8 @@ from rag_core.index import VectorIndex
 logger = logging.getLogger(__name__)
 
 _LATIN = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*", re.IGNORECASE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+CJK_RANGES = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"  # kana, CJK ideographs, hangul
+_CJK = re.compile(f"[{CJK_RANGES}]+")
 _STOP = frozenset(
     "a an the of to in on for and or is are was were be been it its this that these those what which who whom "
     "how why when where do does did can could would should will shall may might with by from as at about into "
@@ -224,7 +225,7 @@ def parse_queries(text: str, question: str, n: int) -> list[str]:
     return out[:n]
 
 
-_UNIT = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_UNIT = re.compile(f"[{CJK_RANGES}]|[^\\s{CJK_RANGES}]+")  # a CJK character, or a run of other non-space
 ANSWER_WORDS = 30  # how much of the last answer a follow-up is searched with
 EARLIER_QUESTIONS = 1  # how many earlier questions (2 and 3 measured worse)
 
