@@ -7,6 +7,8 @@ Each page renders and calls rag_core.
     streamlit run app.py
 """
 
+import contextlib
+
 import streamlit as st
 
 from rag_core import DocentError
@@ -21,8 +23,6 @@ navigation = st.navigation(
         st.Page(EVALUATE_PAGE, title="Evaluate", icon="📏"),
     ]
 )
-try:
+with contextlib.suppress(DocentError):  # the page shows the error; Settings still opens, to fix it
     render_sidebar(get_context())
-except DocentError:
-    pass  # the page shows the error; the Settings page still opens, to fix it
 run_page(navigation)

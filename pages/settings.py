@@ -12,6 +12,7 @@ from typing import Any, get_args
 import streamlit as st
 
 from rag_core import DocentError, DocentSettings, env_pinned_fields, load_settings, save_settings
+from rag_core.settings import form_fields, leaf_fields
 from ui.common import (
     TYPED_KEYS,
     current_settings,
@@ -22,49 +23,40 @@ from ui.common import (
     rebuild_index,
     typed_keys,
 )
+from ui.confirm import confirm
 
 SAVED_NOTES = "settings_saved_notes"
-CONFIRM_REBUILD = "confirm_rebuild"
 
 pinned = env_pinned_fields()
-# Where state lives and where the index server is: set by environment or CLI, not here.
-NOT_IN_FORM = {
-    "data_dir",
-    "model_cache",
-    "openai_api_key",
-    "cohere_api_key",
-    "chroma_host",
-    "chroma_port",
-    "collection",
-}
+FIELDS = leaf_fields()  # every setting by its flat name (top_k, not retrieval.top_k)
 
 
 def describe(name: str) -> dict[str, Any]:
     """Help text from the settings' own description; read-only when an env var sets it."""
-    text = DocentSettings.model_fields[name].description or ""
+    text = FIELDS[name].description or ""
     if name in pinned:
         text += f"\n\nSet by the environment variable DOCENT_{name.upper()}: change it there."
     return {"help": text, "disabled": name in pinned, "key": f"setting_{name}"}
 
 
 def choose(s: DocentSettings, name: str, label: str) -> str:
-    options = list(get_args(DocentSettings.model_fields[name].annotation))
-    return st.selectbox(label, options, index=options.index(getattr(s, name)), **describe(name))
+    options = list(get_args(FIELDS[name].annotation))
+    return st.selectbox(label, options, index=options.index(s.value(name)), **describe(name))
 
 
 def number(s: DocentSettings, name: str, label: str, **limits: Any) -> Any:
-    return st.number_input(label, value=getattr(s, name), **limits, **describe(name))
+    return st.number_input(label, value=s.value(name), **limits, **describe(name))
 
 
 def text(s: DocentSettings, name: str, label: str) -> str:
-    return st.text_input(label, str(getattr(s, name) or ""), **describe(name)).strip()
+    return st.text_input(label, str(s.value(name) or ""), **describe(name)).strip()
 
 
 def field_widget(s: DocentSettings, name: str) -> Any:
     """A widget chosen from the field's type and limits, for settings without a place of their own."""
-    info = DocentSettings.model_fields[name]
+    info = FIELDS[name]
     label = name.replace("_", " ").capitalize().replace("Llm ", "LLM ").replace("Cjk ", "CJK ")
-    kind, value = info.annotation, getattr(s, name)
+    kind, value = info.annotation, s.value(name)
     if get_args(kind) and all(isinstance(option, str) for option in get_args(kind)):
         return choose(s, name, label)
     if kind is bool:
@@ -130,7 +122,7 @@ def settings_form(s: DocentSettings) -> dict[str, Any] | None:
         v["embed_provider"] = choose(s, "embed_provider", "Embedding model")
         st.caption("Changing the embedding model makes the index unusable until it is rebuilt (below).")
 
-        others = [n for n in DocentSettings.model_fields if n not in v and n not in NOT_IN_FORM]
+        others = [n for n in form_fields() if n not in v]
         if others:
             with st.expander("Advanced"):
                 columns = st.columns(2)
@@ -187,7 +179,7 @@ def keys_form(s: DocentSettings) -> None:
     for name, label in (("openai_api_key", "OpenAI-compatible key"), ("cohere_api_key", "Cohere key")):
         if name in typed:
             st.caption(f"🔑 {label}: entered in this browser session (not saved).")
-        elif getattr(s, name) is not None:
+        elif s.value(name) is not None:
             st.caption(f"🔑 {label}: from the environment or secrets.")
         else:
             st.caption(f"{label}: not set.")
@@ -210,19 +202,9 @@ def index_section() -> None:
     if mismatch_notice(ctx):
         return
     st.caption("Rebuilding re-reads every stored document with the current embedding and chunk settings.")
-    if not st.session_state.get(CONFIRM_REBUILD):
-        if st.button("Rebuild index…", key="rebuild"):
-            st.session_state[CONFIRM_REBUILD] = True
-            st.rerun()
-        return
-    st.warning("Rebuild the whole index now? Every document is parsed and embedded again.")
-    yes, no = st.columns(2)
-    if yes.button("Rebuild", key="rebuild_yes", type="primary"):
-        st.session_state.pop(CONFIRM_REBUILD, None)
+    question = "Rebuild the whole index now? Every document is parsed and embedded again."
+    if confirm("rebuild", "Rebuild index…", question, "Rebuild"):
         rebuild_index(ctx)
-    if no.button("Cancel", key="rebuild_no"):
-        st.session_state.pop(CONFIRM_REBUILD, None)
-        st.rerun()
 
 
 ensure_routed()

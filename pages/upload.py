@@ -9,10 +9,10 @@ from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from rag_core import SUPPORTED_EXTS, AppContext, DocentError, IngestResult
 from ui.common import ensure_routed, human_size, mismatch_notice, progress_bar, require_context
+from ui.confirm import confirm
 from ui.markdown import escape_markdown
 
 PROCESSED = "processed_uploads"  # file_id -> IngestResult, so a rerun never ingests a file twice
-CONFIRM_DELETE = "confirm_delete_document"
 
 SUMMARY = {
     "indexed": ("✅", "indexed"),
@@ -74,24 +74,22 @@ def documents_table(ctx: AppContext) -> None:
         hide_index=True,
     )
     name = st.selectbox("Delete a document", [d.name for d in docs], index=None, placeholder="Choose a document")
-    if st.button("🗑️ Delete…", key="delete_document", disabled=name is None):
-        st.session_state[CONFIRM_DELETE] = name
-    pending = st.session_state.get(CONFIRM_DELETE)
+    pending = confirm(
+        "delete_document",
+        "🗑️ Delete…",
+        lambda doc: f"Delete **{escape_markdown(doc)}** from the index? Answers already given keep their text.",
+        "Delete",
+        value=name,
+        disabled=name is None,
+    )
     if pending:
-        st.warning(f"Delete **{escape_markdown(pending)}** from the index? Answers already given keep their text.")
-        yes, no = st.columns(2)
-        if yes.button("Delete", key="delete_document_yes", type="primary"):
-            st.session_state.pop(CONFIRM_DELETE, None)
-            try:
-                ctx.ingestion.delete(pending)
-            except DocentError as e:
-                st.error(str(e))
-                return
-            st.toast(f"Deleted {escape_markdown(pending)}", icon="🗑️")
-            st.rerun()
-        if no.button("Cancel", key="delete_document_no"):
-            st.session_state.pop(CONFIRM_DELETE, None)
-            st.rerun()
+        try:
+            ctx.ingestion.delete(pending)
+        except DocentError as e:
+            st.error(str(e))
+            return
+        st.toast(f"Deleted {escape_markdown(pending)}", icon="🗑️")
+        st.rerun()
 
 
 ensure_routed()

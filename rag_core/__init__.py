@@ -1,6 +1,7 @@
 """Docent's engine: ingest documents, index them in Chroma, chat over them with sources.
 
-Everything the Streamlit pages and the CLI do goes through these names.
+Everything the Streamlit pages and the CLI do goes through these names
+(``tests/test_public_api.py`` guards the list).
 """
 
 from rag_core.chat import AnswerStream, ChatService, ChatTurn
@@ -17,10 +18,12 @@ from rag_core.errors import (
 )
 from rag_core.ingestion import IngestionService, IngestResult
 from rag_core.loaders import SUPPORTED_EXTS
-from rag_core.settings import DocentSettings, env_pinned_fields, load_settings, save_settings
+from rag_core.payloads import EvalResult, Source
+from rag_core.settings import DocentSettings, RetrievalSettings, env_pinned_fields, load_settings, save_settings
 from rag_core.store import DocumentRecord, Message, Session
 
 __all__ = [
+    "SUPPORTED_EXTS",
     "AnswerStream",
     "AppContext",
     "ChatService",
@@ -28,7 +31,9 @@ __all__ = [
     "ConfigError",
     "ConsistencyError",
     "DocentError",
+    "DocentSettings",
     "DocumentRecord",
+    "EvalResult",
     "IndexMismatchError",
     "IngestError",
     "IngestResult",
@@ -37,9 +42,9 @@ __all__ = [
     "ModelError",
     "NotFoundError",
     "ProviderError",
-    "SUPPORTED_EXTS",
+    "RetrievalSettings",
     "Session",
-    "DocentSettings",
+    "Source",
     "build_context",
     "env_pinned_fields",
     "load_settings",

@@ -110,8 +110,13 @@ def bench_llm(settings: DocentSettings) -> dict[str, Any]:
         llm.load()
     load_s = time.perf_counter() - t
     messages = [
-        ChatMessage(role=MessageRole.SYSTEM, content=f"Answer from this passage only.\n<documents>\n{PROMPT_PASSAGE}\n</documents>"),
-        ChatMessage(role=MessageRole.USER, content="What were total net sales, and how did iPhone do? Explain briefly."),
+        ChatMessage(
+            role=MessageRole.SYSTEM,
+            content=f"Answer from this passage only.\n<documents>\n{PROMPT_PASSAGE}\n</documents>",
+        ),
+        ChatMessage(
+            role=MessageRole.USER, content="What were total net sales, and how did iPhone do? Explain briefly."
+        ),
     ]
     t = time.perf_counter()
     first = None
@@ -136,7 +141,7 @@ def bench_llm(settings: DocentSettings) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = load_settings(**({"data_dir": Path(args.data_dir)} if args.data_dir else {}))
+    settings = load_settings(data_dir=Path(args.data_dir)) if args.data_dir else load_settings()
     pdfs = sorted(Path(p) for p in args.pdfs) if args.pdfs else []
     result: dict[str, Any] = {}
     texts: list[str] = []

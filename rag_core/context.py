@@ -2,15 +2,13 @@
 
 Nothing per-user lives here (the current session, typed keys and drafts belong to
 the caller), so the Streamlit app can cache the context with ``st.cache_resource``.
-The LLM and the reranker are built lazily: the local model takes a while to assemble
-and load, and a page that only lists documents should not wait for it.
+The LLM and the reranker are built lazily by a ``ModelLoader``: the local model takes a
+while to assemble and load, and a page that only lists documents should not wait for it.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -21,8 +19,8 @@ from rag_core.chat import ChatService
 from rag_core.index import VectorIndex, open_index
 from rag_core.ingestion import IngestionService
 from rag_core.providers.embeddings import build_embedding
-from rag_core.providers.llm import build_llm
-from rag_core.providers.rerank import build_reranker
+from rag_core.providers.llm import ProgressFn
+from rag_core.providers.models import ModelLoader
 from rag_core.settings import DocentSettings
 from rag_core.store import Database, DocumentRegistry, SessionStore
 
@@ -41,37 +39,20 @@ class AppContext:
     registry: DocumentRegistry
     ingestion: IngestionService
     chat: ChatService
-    _llm: LLM | None = None
-    _reranker: BaseNodePostprocessor | None = None
-    _reranker_built: bool = False
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    models: ModelLoader
     recovered: list[str] = field(default_factory=list)
-    _llm_loaded: bool = False
 
-    def llm(self, progress: Callable[[str], None] | None = None) -> LLM:
-        """The LLM, built on first use (assembling/loading the local model if needed)."""
-        with self._lock:
-            if self._llm is None:
-                self._llm = build_llm(self.settings, progress)
-            load = getattr(self._llm, "load", None)
-            if callable(load) and not self._llm_loaded:
-                if progress:
-                    progress("Loading the local model into memory…")
-                load()
-            self._llm_loaded = True
-            return self._llm
+    def llm(self, progress: ProgressFn | None = None) -> LLM:
+        """The LLM, built and loaded on first use (assembling the local model if needed)."""
+        return self.models.llm(progress)
 
     @property
     def llm_ready(self) -> bool:
         """True once the LLM is built and loaded (the first answer will not wait for it)."""
-        return self._llm is not None and self._llm_loaded
+        return self.models.llm_ready
 
     def reranker(self) -> BaseNodePostprocessor | None:
-        with self._lock:
-            if not self._reranker_built:
-                self._reranker = build_reranker(self.settings)
-                self._reranker_built = True
-            return self._reranker
+        return self.models.reranker()
 
 
 def build_context(
@@ -93,20 +74,9 @@ def build_context(
     sessions = SessionStore(db)
     registry = DocumentRegistry(db)
     ingestion = IngestionService(settings, index, registry)
-    holder: dict[str, AppContext] = {}
-    chat = ChatService(
-        settings,
-        index,
-        sessions,
-        llm_factory=lambda: holder["ctx"].llm(),
-        reranker_factory=lambda: holder["ctx"].reranker(),
-    )
-    ctx = AppContext(settings, embed, index, db, sessions, registry, ingestion, chat)
-    if llm is not None:
-        ctx._llm = llm
-    if reranker is not None:
-        ctx._reranker, ctx._reranker_built = reranker, True
-    holder["ctx"] = ctx
+    models = ModelLoader(settings, llm=llm, **({"reranker": reranker} if reranker is not None else {}))
+    chat = ChatService(settings, index, sessions, models)
+    ctx = AppContext(settings, embed, index, db, sessions, registry, ingestion, chat, models)
     if recover and index.mismatch() is None:
         ctx.recovered = ingestion.recover()
     return ctx

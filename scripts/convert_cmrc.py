@@ -25,6 +25,7 @@ Reads ``cmrc2018/cmrc2018_dev.json`` and writes:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -53,7 +54,9 @@ def convert(shared: Path, out: Path, holdout: int = 48, source: Path = DEV) -> d
     paras = list(paragraphs(json.loads(src.read_text(encoding="utf-8"))))
     kept, held = (paras[: len(paras) - holdout], paras[len(paras) - holdout :]) if holdout else (paras, [])
     corpus = out / "corpus"
-    write_corpus(corpus, {f"{safe_name(pid)}.txt": f"{title}\n\n{context.strip()}\n" for pid, title, context, _ in kept})
+    write_corpus(
+        corpus, {f"{safe_name(pid)}.txt": f"{title}\n\n{context.strip()}\n" for pid, title, context, _ in kept}
+    )
 
     def round_robin(group, answerable: bool) -> list[dict]:
         rows: list[dict] = []
@@ -118,7 +121,7 @@ def make_followups(group) -> list[dict]:
 def make_standalone(group) -> list[dict]:
     """Each paragraph's first question, asked after a turn about the previous paragraph."""
     rows = []
-    for (_, _, _, prev_qas), (pid, _, _, qas) in zip(group, group[1:], strict=False):
+    for (_, _, _, prev_qas), (pid, _, _, qas) in itertools.pairwise(group):
         if not prev_qas or not qas:
             continue
         prev = prev_qas[0]

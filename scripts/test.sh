@@ -25,6 +25,11 @@ fi
 export DOCENT_MODEL_CACHE=${DOCENT_MODEL_CACHE:-$PWD/.cache/models}
 export ANONYMIZED_TELEMETRY=False
 
+# Lint, format and types first: seconds, and a failure here needs no test run to explain it.
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+.venv/bin/mypy
+
 PYTEST=(.venv/bin/python -m pytest "$@")
 # Prove the suite is offline: run it in a network namespace with only loopback, when we may.
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -n true 2>/dev/null; then

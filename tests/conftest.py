@@ -7,6 +7,7 @@ import pytest
 
 from rag_core import build_context, load_settings
 from tests.fakes import ScriptedLLM
+from tests.pdfgen import ZEPHYR_PAGES, make_pdf
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("DOCENT_SHARED_DIR", ROOT.parent / "shared")) / "data"
@@ -44,6 +45,17 @@ def llm():
 @pytest.fixture
 def ctx(make_settings, llm):
     return build_context(make_settings(), llm=llm)
+
+
+@pytest.fixture
+def three_docs(tmp_path):
+    """A folder of three small documents: a 3-page PDF, a text file and a Markdown file."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    make_pdf(ZEPHYR_PAGES, folder / "zephyr.pdf")
+    (folder / "bananas.txt").write_text("Bananas are yellow fruit that grow in bunches on large herbaceous plants.")
+    (folder / "tea.md").write_text("# Tea\nGreen tea is steamed or pan-fired soon after picking.\n")
+    return folder
 
 
 @pytest.fixture

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag_core import DocentSettings, build_context, load_settings
+from rag_core import build_context, load_settings
 from rag_core.providers.embeddings import HashEmbedding
+from rag_core.settings import form_fields
 from ui.markdown import escape_markdown, inert_markdown
 
 REPO = Path(__file__).resolve().parents[1]
@@ -257,12 +258,12 @@ def test_sessions_new_switch_rename_delete(data_dir: Path) -> None:
     assert at.session_state["session_id"] == first and at.query_params["session"] == first
     assert "Lisbon" in at.chat_message[-1].markdown[0].value
 
-    click(at, f"delete_{first}")
+    click(at, f"delete_chat_{first}")
     assert any("cannot be undone" in w for w in texts(at.sidebar.warning))
-    click(at, f"delete_no_{first}")
+    click(at, f"delete_chat_{first}_no")
     assert first in {s.id for s in build_context(load_settings()).sessions.list()}
-    click(at, f"delete_{first}")
-    click(at, f"delete_yes_{first}")
+    click(at, f"delete_chat_{first}")
+    click(at, f"delete_chat_{first}_yes")
     assert [s.id for s in build_context(load_settings()).sessions.list()] == [second]
     assert at.session_state["session_id"] == second and at.query_params["session"] == second
 
@@ -307,23 +308,14 @@ def test_settings_round_trip_keeps_keys_out_of_the_file(data_dir: Path) -> None:
     assert again.number_input(key="setting_chunk_size").value == 512
     assert again.toggle(key="setting_condense").value is False
     assert any("OpenAI-compatible key: not set" in c for c in texts(again.caption))
-    assert load_settings().top_k == 7
+    assert load_settings().retrieval.top_k == 7
 
 
 def test_every_other_setting_is_editable_under_advanced(data_dir: Path) -> None:
     at = open_app("pages/settings.py")
     widgets = [*at.selectbox, *at.number_input, *at.text_input, *at.toggle, *at.text_area]
     shown = {w.key.removeprefix("setting_") for w in widgets if (w.key or "").startswith("setting_")}
-    not_here = {
-        "data_dir",
-        "model_cache",
-        "openai_api_key",
-        "cohere_api_key",
-        "chroma_host",
-        "chroma_port",
-        "collection",
-    }
-    assert shown == set(DocentSettings.model_fields) - not_here
+    assert shown == set(form_fields())  # every setting but where state lives, the server and the keys
     at.number_input(key="setting_llm_max_new_tokens").set_value(200)
     at.form_submit_button[0].click().run()
     assert load_settings().llm_max_new_tokens == 200

@@ -106,14 +106,6 @@ def test_empty_question_is_refused(ctx):
         ctx.chat.ask("   ")
 
 
-def test_hybrid_retrieval_finds_chinese_text_by_keywords(ctx, tmp_path):
-    (tmp_path / "zh.txt").write_text("长城是中国古代的军事防御工程，全长两万多公里。", encoding="utf-8")
-    (tmp_path / "zh2.txt").write_text("熊猫主要生活在四川的竹林里，以竹子为食。", encoding="utf-8")
-    ctx.ingestion.ingest_paths([tmp_path / "zh.txt", tmp_path / "zh2.txt"])
-    hits = ctx.chat.retrieve("熊猫吃什么？", top_k=1)
-    assert hits[0]["file"] == "zh2.txt"
-
-
 def test_extractive_provider_quotes_the_best_sentence(make_settings, tmp_path):
     from rag_core import build_context
 
@@ -126,26 +118,6 @@ def test_extractive_provider_quotes_the_best_sentence(make_settings, tmp_path):
     assert "42 litres per minute" in turn.answer and "page 2" in turn.answer
     follow = ctx.chat.ask("And what battery does it use?", sid)
     assert follow.condensed_question != "And what battery does it use?"
-
-
-def test_conversation_queries_take_the_last_answer_and_earlier_questions():
-    from rag_core.retrieval import ConversationQueries, head_words
-
-    assert head_words("one two  three four", 2) == "one two"
-    assert head_words("长江全长约6300公里", 3) == "长江全"
-    assert head_words("", 5) == ""
-    history = [
-        ("user", "What are the common types?"),
-        ("assistant", "Ductal and lobular carcinoma."),
-        ("user", "Which is more common?"),
-        ("assistant", "Ductal carcinoma is, by far. " + "word " * 100),
-    ]
-    conv = ConversationQueries("How deadly is it?", history)
-    head, earlier = conv.queries("How deadly is ductal carcinoma?")
-    assert head.startswith("Ductal carcinoma is, by far.") and head.endswith("How deadly is ductal carcinoma?")
-    assert len(head.split()) == 30 + 5
-    assert earlier == "Which is more common? How deadly is it?"
-    assert not ConversationQueries("Hi?", [])
 
 
 @pytest.fixture

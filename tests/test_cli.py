@@ -16,10 +16,22 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(args, data_dir, stdin=None, extra_env=None, check=True):
-    env = {**os.environ, "DOCENT_DATA_DIR": str(data_dir), "DOCENT_EMBED_PROVIDER": "hash",
-           "DOCENT_LLM_PROVIDER": "extractive", **(extra_env or {})}
-    p = subprocess.run([sys.executable, "-m", "rag_core", *args], cwd=ROOT, env=env, input=stdin,
-                       capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "DOCENT_DATA_DIR": str(data_dir),
+        "DOCENT_EMBED_PROVIDER": "hash",
+        "DOCENT_LLM_PROVIDER": "extractive",
+        **(extra_env or {}),
+    }
+    p = subprocess.run(
+        [sys.executable, "-m", "rag_core", *args],
+        cwd=ROOT,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if check and p.returncode != 0:
         raise AssertionError(f"exit {p.returncode}\nstdout: {p.stdout}\nstderr: {p.stderr}")
     return p
@@ -72,7 +84,7 @@ def test_chat_reads_stdin_and_rewrites_the_follow_up(tmp_path, corpus):
     assert len(answers) == 2
     assert answers[0]["condensed_question"] == "How many litres per minute does the Zephyr pump deliver?"
     assert answers[1]["condensed_question"] != "And what battery does it need?"
-    stats = [o for o in out if o.get("command") == "stats"][0]
+    stats = next(o for o in out if o.get("command") == "stats")
     assert stats["messages"] == 4
     sessions = lines(run(["sessions", "list", "--json"], data).stdout)
     assert [(s["name"], s["messages"]) for s in sessions] == [("pumps", 4)]
@@ -125,8 +137,12 @@ def chroma_server(tmp_path):
     if not chroma.exists():
         pytest.skip("the chroma CLI is not installed")
     port = _free_port()
-    proc = subprocess.Popen([str(chroma), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    proc = subprocess.Popen(
+        [str(chroma), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
     deadline = time.time() + 60
     while time.time() < deadline:
         try:

@@ -25,7 +25,20 @@ from tests.pdfgen import ZEPHYR_PAGES, make_pdf
 
 ROOT = Path(__file__).resolve().parents[1]
 BIG_PAGES = 400
-WORDS = "pump valve litre battery pressure flow metre ampere circuit seal rotor impeller".split()
+WORDS = [
+    "pump",
+    "valve",
+    "litre",
+    "battery",
+    "pressure",
+    "flow",
+    "metre",
+    "ampere",
+    "circuit",
+    "seal",
+    "rotor",
+    "impeller",
+]
 
 
 def big_manual(path: Path, pages: int = BIG_PAGES) -> Path:

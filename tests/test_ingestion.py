@@ -19,7 +19,7 @@ def test_ingest_then_skip_then_replace(ctx, zephyr):
     assert (first.status, first.pages) == ("indexed", 3) and first.chunks >= 3
     again = ctx.ingestion.ingest_file(zephyr)
     assert again.status == "skipped" and again.reason == "unchanged"
-    make_pdf(ZEPHYR_PAGES[:2] + ["Chapter 3 rewritten: the pump is now solar powered."], zephyr)
+    make_pdf([*ZEPHYR_PAGES[:2], "Chapter 3 rewritten: the pump is now solar powered."], zephyr)
     replaced = ctx.ingestion.ingest_file(zephyr)
     assert replaced.status == "replaced"
     texts = [n.get_content() for n in ctx.index.all_nodes()]

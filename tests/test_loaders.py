@@ -8,7 +8,7 @@ from tests.pdfgen import ZEPHYR_PAGES, encrypt_pdf, make_pdf
 
 
 @pytest.mark.parametrize(
-    "data,expected",
+    ("data", "expected"),
     [
         (codecs.BOM_UTF8 + "café".encode(), "café"),
         ("héllo wörld".encode("utf-16"), "héllo wörld"),
@@ -41,7 +41,7 @@ def test_markdown_is_split_on_headings(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "name,data,reason",
+    ("name", "data", "reason"),
     [
         ("empty.txt", b"", "empty file"),
         ("blank.md", b"  \n\t \n", "empty file"),

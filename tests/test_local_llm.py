@@ -13,7 +13,7 @@ import threading
 import time
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -58,7 +58,7 @@ def test_ensure_local_model_assembles_verifies_and_then_is_a_no_op(tmp_path, mon
     def boom(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("must not re-hash or re-assemble a verified model")
 
-    monkeypatch.setattr(model_store, "_sha256_file", boom)
+    monkeypatch.setattr(model_store, "file_digest", boom)
     monkeypatch.setattr(model_store, "_assemble", boom)
     mtime = path.stat().st_mtime_ns
     messages.clear()
@@ -146,11 +146,13 @@ def test_leftover_partial_file_is_removed(tmp_path):
     sha = _make_parts(tmp_path / "parts", CHUNKS)
     cache = tmp_path / "cache"
     cache.mkdir()
-    leftover = cache / f".assembling-{GGUF_FILENAME}.abc123"
+    leftover = cache / f".{GGUF_FILENAME}.abc123.tmp"
     leftover.write_bytes(b"half a model")
+    older = cache / f".assembling-{GGUF_FILENAME}.abc123"  # as versions before files.replacing named it
+    older.write_bytes(b"half a model")
 
     ensure_local_model(cache, parts_dir=tmp_path / "parts", expected_sha256=sha, part_count=3)
-    assert not leftover.exists()
+    assert not leftover.exists() and not older.exists()
 
 
 # --------------------------------------------------------------------------- prompt format
@@ -184,7 +186,7 @@ def test_messages_to_chatml():
 class FakeServer:
     """Stands in for ``xllamacpp.Server``: streams fixed tokens through the callback."""
 
-    instances: list[FakeServer] = []
+    instances: ClassVar[list[FakeServer]] = []
 
     def __init__(self, params: Any) -> None:
         self.params = params
@@ -293,7 +295,7 @@ def test_concurrent_calls_are_serialised(fake_llm):
         try:
             assert "".join(r.delta for r in fake_llm.stream_complete("hi")) == "The answer is 5."
             fake_llm.complete("hi")
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=ask) for _ in range(3)]

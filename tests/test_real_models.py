@@ -10,7 +10,7 @@ from rag_core import build_context
 from tests.conftest import model_cache_dir
 from tests.pdfgen import ZEPHYR_PAGES, make_pdf
 
-pytestmark = pytest.mark.real_models
+pytestmark = [pytest.mark.real_models, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")

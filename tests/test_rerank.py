@@ -4,6 +4,7 @@ import json
 
 import httpx
 import pytest
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from rag_core import build_context
 from rag_core.providers.rerank import build_reranker
@@ -51,7 +52,7 @@ def test_cohere_reorders_and_cuts_to_top_n(make_settings, llm, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "response,expect",
+    ("response", "expect"),
     [
         (lambda r: httpx.Response(401, json={"message": "invalid api token"}), "refused"),
         (lambda r: httpx.Response(503, json={"message": "down"}), "skipped"),
@@ -68,3 +69,22 @@ def test_cohere_failure_still_answers_and_says_rerank_was_skipped(make_settings,
     assert turn.notices and "Cohere rerank was skipped" in turn.notices[0] and expect in turn.notices[0]
     assert "co-test-key" not in turn.notices[0]
     assert len(calls) <= 3  # bounded: no ten retries
+
+
+def test_the_installed_cohere_rerank_still_calls_the_client_we_set(make_settings):
+    """CohereRerank takes no client or timeout, so build_cohere sets its private ``_client``
+    (a bounded timeout, one attempt). An upgrade that renames it must fail here, loudly."""
+    from llama_index.postprocessor.cohere_rerank import CohereRerank
+
+    calls = []
+
+    def cohere(request: httpx.Request) -> httpx.Response:
+        calls.append(request.url.path)
+        return httpx.Response(200, json={"id": "r", "results": [{"index": 0, "relevance_score": 0.5}], "meta": {}})
+
+    guarded = build_reranker(
+        make_settings(cohere_api_key="co-test-key"), http_client=httpx.Client(transport=httpx.MockTransport(cohere))
+    )
+    assert "_client" in CohereRerank.__private_attributes__
+    nodes, notices = guarded.rerank([NodeWithScore(node=TextNode(text="a"), score=1.0)], QueryBundle("q"))
+    assert calls == ["/v2/rerank"] and notices == [] and nodes[0].score == 0.5

@@ -15,6 +15,7 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 import pytest
@@ -35,7 +36,7 @@ class FakeOpenAI(BaseHTTPRequestHandler):
 
     mode: str = "ok"
     echo: str = "header"  # 'header': "Bearer <key>"; 'bare': just the key
-    requests: list[dict] = []
+    requests: ClassVar[list[dict]] = []
 
     def log_message(self, *args):  # keep the test output clean
         pass

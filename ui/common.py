@@ -18,6 +18,7 @@ from typing import Any
 import streamlit as st
 
 from rag_core import AppContext, DocentError, DocentSettings, IngestResult, Session, build_context, load_settings
+from ui.confirm import confirm
 from ui.markdown import escape_markdown
 
 CHAT_PAGE = "pages/chat.py"
@@ -161,16 +162,12 @@ def _manage_session(ctx: AppContext, session: Session) -> None:
             st.error(str(e))
         else:
             st.rerun()
-    confirm_key = f"confirm_delete_{session.id}"
-    if not st.session_state.get(confirm_key):
-        if st.button("🗑️ Delete this chat", key=f"delete_{session.id}"):
-            st.session_state[confirm_key] = True
-            st.rerun()
-        return
-    st.warning("Delete this chat and all its messages? This cannot be undone.")
-    yes, no = st.columns(2)
-    if yes.button("Delete", key=f"delete_yes_{session.id}", type="primary"):
-        st.session_state.pop(confirm_key, None)
+    if confirm(
+        f"delete_chat_{session.id}",
+        "🗑️ Delete this chat",
+        "Delete this chat and all its messages? This cannot be undone.",
+        "Delete",
+    ):
         try:
             ctx.sessions.delete(session.id)
         except DocentError as e:
@@ -179,28 +176,17 @@ def _manage_session(ctx: AppContext, session: Session) -> None:
         st.session_state.pop(SESSION_ID, None)
         st.query_params.pop("session", None)
         st.rerun()
-    if no.button("Cancel", key=f"delete_no_{session.id}"):
-        st.session_state.pop(confirm_key, None)
-        st.rerun()
 
 
 # ============================================================================ models and index
 def ensure_llm(ctx: AppContext) -> None:
-    """Assemble and load the local model behind a visible status, never silently.
-
-    ``ctx.llm()`` builds the model object; the weights themselves load on first use, so
-    ``load()`` is called here too, where the user can see what is happening.
-    """
+    """Assemble and load the local model behind a visible status, never silently."""
     if ctx.llm_ready or ctx.settings.llm_provider != "local":
         return
     with st.status("Loading the local model…", expanded=True) as status:
         step = st.empty()  # one line, updated: assembling reports each of its parts
         step.caption("The first time, the model is assembled from its parts: about a minute.")
-        llm = ctx.llm(progress=lambda message: step.caption(escape_markdown(message)))
-        load = getattr(llm, "load", None)
-        if callable(load):
-            step.caption("Loading the weights into memory…")
-            load()
+        ctx.llm(progress=lambda message: step.caption(escape_markdown(message)))
         status.update(label="The local model is ready", state="complete", expanded=False)
 
 

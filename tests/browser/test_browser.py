@@ -25,7 +25,7 @@ from playwright.sync_api import Locator, Page, expect
 from tests.browser.conftest import REPO, start_server, stop_server
 from tests.pdfgen import make_pdf
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
 ORION_PDF = make_pdf(
     [

@@ -22,7 +22,7 @@ from tests.browser.test_browser import (
 )
 from tests.pdfgen import make_pdf
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
 BIG_PDF = make_pdf([f"Appendix page {i}\nMaintenance log entry {i}: the filter was cleaned." for i in range(1, 241)])
 

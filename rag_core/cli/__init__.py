@@ -1,0 +1,84 @@
+"""``python -m rag_core``: the command line over the same services the app uses.
+
+``--json`` outputs are a contract for scripts: fields are added, never renamed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from rag_core.bench import register_cli as register_bench
+from rag_core.cli.chatting import cmd_ask, cmd_chat, cmd_sessions
+from rag_core.cli.documents import cmd_check, cmd_docs, cmd_ingest, cmd_rebuild
+from rag_core.cli.measure import register_eval
+from rag_core.errors import DocentError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m rag_core", description="Docent: chat with your documents, offline.")
+    p.add_argument("--data-dir", help="state folder (default: DOCENT_DATA_DIR or ~/.docent)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("ingest", help="add or update files/folders (PDF, DOCX, HTML, TXT, Markdown)")
+    s.add_argument("paths", nargs="+")
+    s.add_argument("--json", action="store_true", help="one JSON object per file")
+    s.add_argument("--strict", action="store_true", help="exit 1 if any file failed")
+    s.set_defaults(func=cmd_ingest)
+
+    s = sub.add_parser("ask", help="answer one question")
+    s.add_argument("question")
+    s.add_argument("--session", help="session id or name (created if new); default: a one-off question")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_ask)
+
+    s = sub.add_parser("chat", help="questions from stdin, one per line; /clear, /stats, /quit")
+    s.add_argument("--session", help="session name or id (created if new)")
+    s.add_argument("--json", action="store_true", help="one JSON object per answer")
+    s.set_defaults(func=cmd_chat)
+
+    s = sub.add_parser("docs", help="list or delete documents")
+    s.add_argument("action", choices=["list", "delete"])
+    s.add_argument("names", nargs="*")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_docs)
+
+    s = sub.add_parser("sessions", help="list or delete sessions")
+    s.add_argument("action", choices=["list", "delete"])
+    s.add_argument("ids", nargs="*")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_sessions)
+
+    s = sub.add_parser("check", help="verify that docstore, Chroma and SQLite agree")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--repair", action="store_true", help="first remove what interrupted ingestions left behind")
+    s.set_defaults(func=cmd_check)
+
+    s = sub.add_parser("rebuild", help="re-embed every stored document with the current settings")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_rebuild)
+
+    register_eval(sub)
+    register_bench(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    try:
+        return args.func(args)
+    except DocentError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,132 @@
+"""Commands that talk: ask, chat, and the sessions they leave."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from rag_core.cli.common import context, emit
+from rag_core.context import AppContext
+from rag_core.errors import DocentError
+
+
+def _llm_progress(args: argparse.Namespace):
+    if getattr(args, "json", False) or not sys.stderr.isatty():
+        return None
+    return lambda msg: print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)
+
+
+def _print_turn(turn, typed: str) -> None:
+    if turn.condensed_question and turn.condensed_question != typed:
+        print(f"[searched: {turn.condensed_question}]")
+    for n in turn.notices:
+        print(f"[{n}]")
+    print("Sources:")
+    for i, s in enumerate(turn.sources, 1):
+        page = f", page {s['page']}" if s.get("page") else ""
+        snippet = " ".join(s["text"].split())[:160]
+        print(f"  [{i}] {s['file']}{page} (score {s['score']:.2f}): {snippet}")
+
+
+def _answer(ctx: AppContext, question: str, session_id: str | None, as_json: bool) -> None:
+    ctx.llm(_llm_progress(argparse.Namespace(json=as_json)))
+    if sys.stderr.isatty() and not as_json:
+        print("\r\033[K", end="", file=sys.stderr)
+    stream = ctx.chat.stream(question, session_id)
+    if as_json:
+        turn = stream.result()
+        emit(turn.as_json())
+        return
+    for delta in stream:
+        print(delta, end="", flush=True)
+    print()
+    _print_turn(stream.turn, question)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    ctx = context(args)
+    sid = None
+    if args.session:
+        s = ctx.sessions.find(args.session)
+        sid = s.id if s else ctx.sessions.create(args.session).id
+    _answer(ctx, args.question, sid, args.json)
+    return 0
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    ctx = context(args)
+    name = args.session or time.strftime("CLI chat %Y-%m-%d %H:%M")
+    session = ctx.sessions.find(name) or ctx.sessions.create(name)
+    interactive = sys.stdin.isatty() and not args.json
+    if interactive:
+        print(f"Session {session.name} ({session.id}). /clear, /stats, /quit.")
+    turns = 0
+    started = time.perf_counter()
+    while True:
+        if interactive:
+            try:
+                line = input("you> ")
+            except EOFError:
+                break
+        else:
+            line = sys.stdin.readline()
+            if not line:
+                break
+        q = line.strip()
+        if not q:
+            continue
+        if q == "/quit":
+            break
+        if q == "/clear":
+            ctx.sessions.clear(session.id)
+            _say(args, {"command": "clear", "session_id": session.id}, "History cleared.")
+            continue
+        if q == "/stats":
+            n = len(ctx.sessions.messages(session.id))
+            stats = {
+                "command": "stats",
+                "session_id": session.id,
+                "messages": n,
+                "turns": turns,
+                "documents": len(ctx.ingestion.documents()),
+                "seconds": round(time.perf_counter() - started, 1),
+            }
+            _say(args, stats, json.dumps(stats))
+            continue
+        try:
+            _answer(ctx, q, session.id, args.json)
+            turns += 1
+        except DocentError as e:
+            if args.json:
+                emit({"error": str(e), "question": q})
+            else:
+                print(f"error: {e}", file=sys.stderr)
+    return 0
+
+
+def _say(args: argparse.Namespace, obj: dict, text: str) -> None:
+    if args.json:
+        emit(obj)
+    else:
+        print(text)
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    ctx = context(args)
+    if args.action == "delete":
+        for sid in args.ids:
+            s = ctx.sessions.find(sid)
+            if s is None:
+                raise DocentError(f"No session {sid!r}")
+            ctx.sessions.delete(s.id)
+            print(f"deleted {s.id} ({s.name})")
+        return 0
+    for s in ctx.sessions.list():
+        n = len(ctx.sessions.messages(s.id))
+        if args.json:
+            emit({"id": s.id, "name": s.name, "messages": n, "updated": s.updated})
+        else:
+            print(f"{s.id}\t{s.name}\t{n} messages")
+    return 0

@@ -1,0 +1,132 @@
+"""Turn one file into LlamaIndex ``Document`` objects, or refuse it with a reason.
+
+Every refusal is an ``IngestError`` whose reason a person can act on ("encrypted: needs
+a password", "no text layer: scanned pages need OCR", "unsupported type .epub (...)",
+"empty file"); nothing here lets a library's exception escape for a bad file.
+
+- PDF (``pdf.py``): one Document per page, PDFium with pypdf as the fallback.
+- DOCX (``docx.py``): the WordprocessingML inside the ZIP, split on heading styles.
+- HTML (``html.py``): BeautifulSoup with lxml, visible text split on h1-h6.
+- TXT/Markdown (``text.py``, ``sections.py``): encoding detected (BOM, UTF-8, then
+  charset-normalizer); Markdown is split on headings and the heading path kept in metadata.
+
+``load_file`` parses in this process; ``load_file_guarded`` (``budget.py``) parses in a
+reused worker process under a time and memory budget, so that one hostile or broken file
+cannot hang or exhaust the app.
+
+Document ids are stable, derived from the document's name plus page/section number
+(``name::p0003``, ``name::s0001``, ``name::text``), so re-ingesting the same name upserts
+instead of duplicating.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from llama_index.core import Document
+
+from rag_core.errors import IngestError
+from rag_core.loaders.budget import load_file_guarded
+from rag_core.loaders.common import HIDDEN_KEYS, LoadedFile, _hide, _meta, sniff
+from rag_core.loaders.docx import MAX_UNPACKED_XML, MAX_XML_ELEMENTS, load_docx
+from rag_core.loaders.html import decode_html, load_html
+from rag_core.loaders.pdf import _PDFIUM_LOCK as _PDFIUM_LOCK  # one lock for every PDFium call
+from rag_core.loaders.pdf import load_pdf
+from rag_core.loaders.sections import Block, markdown_blocks, section_documents
+from rag_core.loaders.text import decode_text
+
+__all__ = [
+    "DOCX_EXTS",
+    "HIDDEN_KEYS",
+    "HTML_EXTS",
+    "MAX_UNPACKED_XML",
+    "MAX_XML_ELEMENTS",
+    "MD_EXTS",
+    "PDF_EXTS",
+    "SUPPORTED_EXTS",
+    "SUPPORTED_LABEL",
+    "TEXT_EXTS",
+    "Block",
+    "LoadedFile",
+    "check_supported",
+    "decode_html",
+    "decode_text",
+    "load_file",
+    "load_file_guarded",
+    "supported",
+    "unsupported_reason",
+]
+
+PDF_EXTS = {".pdf"}
+DOCX_EXTS = {".docx"}
+HTML_EXTS = {".html", ".htm", ".xhtml"}
+TEXT_EXTS = {".txt", ".text"}
+MD_EXTS = {".md", ".markdown"}
+SUPPORTED_EXTS = PDF_EXTS | DOCX_EXTS | HTML_EXTS | TEXT_EXTS | MD_EXTS
+SUPPORTED_LABEL = "PDF, Word .docx, HTML, TXT, Markdown"
+
+# Formats people try, and what to do instead. Everything else gets the plain refusal.
+_CONVERT = "export it as PDF or .docx"
+_UNSUPPORTED_HINTS = {
+    ".doc": "old Word format: save it as .docx",
+    ".rtf": _CONVERT,
+    ".odt": _CONVERT,
+    ".epub": _CONVERT,
+    ".pages": _CONVERT,
+    **{
+        ext: "an image: text in images needs OCR"
+        for ext in (".jpg", ".jpeg", ".png", ".gif", ".tif", ".tiff", ".bmp", ".webp", ".heic")
+    },
+}
+
+
+def supported(name: str) -> bool:
+    return Path(name).suffix.lower() in SUPPORTED_EXTS
+
+
+def unsupported_reason(name: str) -> str:
+    """Why ``name``'s type is refused: 'unsupported type .X (supported: ...)'."""
+    ext = Path(name).suffix.lower()
+    hint = _UNSUPPORTED_HINTS.get(ext)
+    shown = ext or "(no extension)"
+    return f"unsupported type {shown} (supported: {SUPPORTED_LABEL}" + (f"; {hint})" if hint else ")")
+
+
+def check_supported(name: str) -> None:
+    if not supported(name):
+        raise IngestError(name, unsupported_reason(name))
+
+
+def load_file(path: Path, name: str, sha256: str) -> LoadedFile:
+    """Parse ``path`` (known to the user as ``name``). Raises ``IngestError`` with a reason."""
+    check_supported(name)
+    ext = Path(name).suffix.lower()
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise IngestError(name, f"cannot read the file ({e.strerror or type(e).__name__})") from e
+    if not data.strip():
+        raise IngestError(name, "empty file")
+    if ext in PDF_EXTS:
+        return load_pdf(path, data, name, sha256)
+    if ext in DOCX_EXTS:
+        return load_docx(data, name, sha256)
+    _refuse_binary(data, name, ext)
+    if ext in HTML_EXTS:
+        return load_html(data, name, sha256)
+    text = decode_text(data, name)
+    if not text.strip():
+        raise IngestError(name, "empty file (only whitespace)")
+    if ext in MD_EXTS:
+        docs = section_documents(markdown_blocks(text), name, sha256)
+        return LoadedFile(name, docs, pages=0, kind="markdown")
+    doc = Document(id_=f"{name}::text", text=text, metadata=_meta(name, sha256))
+    _hide(doc)
+    return LoadedFile(name, [doc], pages=0, kind="text")
+
+
+def _refuse_binary(data: bytes, name: str, ext: str) -> None:
+    """A PDF or a Word file renamed to .txt would otherwise be indexed as garbage."""
+    what = sniff(data)
+    if what:
+        raise IngestError(name, f"not a {ext} text file: it is {what} with the wrong extension")

@@ -1,0 +1,211 @@
+"""A time and memory budget per file: ``load_file_guarded`` parses in a worker process.
+
+A file can be small and still take minutes and gigabytes to read (a 240 KB .docx holding
+95 MB of XML), and a parse running in the app's own process cannot be stopped. So the file
+is parsed by ``worker.py`` in a child process, under an address-space limit (RLIMIT_AS) it
+sets for each job, while this side waits at most ``timeout_s`` and kills it past that.
+
+The worker is started once and reused: it pays the interpreter start and the imports
+(llama_index) once, not per file. Streamlit ingests from several threads: a call
+takes the idle worker, or starts another one when that worker is busy; one idle worker is
+kept and extra ones exit when done. A killed worker is replaced on the next call.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from rag_core.errors import IngestError
+from rag_core.loaders.common import LoadedFile
+from rag_core.loaders.worker import BOOTSTRAP
+
+_STARTUP_TIMEOUT_S = 120.0  # importing llama_index on a busy machine
+_MAX_IDLE = 1  # workers kept between files
+_RETIRE_RSS_MB = 1024  # a worker that kept more than this after a file is replaced
+_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds rag_core/
+
+
+def load_file_guarded(
+    path: Path, name: str, sha256: str, *, timeout_s: float = 120.0, memory_mb: int = 2048
+) -> LoadedFile:
+    """``load_file`` in a worker process: at most ``timeout_s`` seconds, and at most
+    ``memory_mb`` MB of memory on top of what the idle worker holds. Raises ``IngestError``
+    for a refused file, and for one that goes over either budget."""
+    from rag_core.loaders import check_supported, load_file
+
+    check_supported(name)  # no worker for a type that is refused anyway
+    if os.name != "posix":  # no pass_fds, no RLIMIT_AS: read it here, without a budget
+        return load_file(path, name, sha256)
+    job = (os.path.abspath(path), name, sha256, memory_mb)
+    worker = _checkout()
+    try:
+        try:
+            worker.send(job)
+        except OSError:  # the idle worker is gone (killed from outside): one fresh start
+            worker.kill()
+            worker = _Worker()
+            worker.send(job)
+        reply = worker.wait(timeout_s)
+    except _TimedOut:
+        worker.kill()
+        raise IngestError(
+            name, f"took too long to read (over {timeout_s:g} s): the file is too complex or damaged"
+        ) from None
+    except _Died as died:
+        worker.kill()
+        if died.near_limit or died.returncode == -signal.SIGKILL:
+            raise IngestError(name, _too_big(memory_mb)) from None
+        raise IngestError(name, f"damaged file that cannot be read (the reader stopped: {died.how})") from None
+    except BaseException:
+        worker.kill()
+        raise
+    status, *rest, logs, rss_mb = reply
+    _replay(logs)
+    if status == "memory" or rss_mb > _RETIRE_RSS_MB:
+        worker.kill()  # memory it may not give back: start afresh next time
+    else:
+        _checkin(worker)
+    if status == "ok":
+        return rest[0]
+    if status == "refused":
+        raise IngestError(name, rest[0])
+    if status == "memory":
+        raise IngestError(name, _too_big(memory_mb))
+    raise RuntimeError(f"reading {name} failed in the worker process: {rest[0]}\n{rest[1]}")
+
+
+def _too_big(memory_mb: int) -> str:
+    return f"needs more than {memory_mb} MB of memory to read: the file is too complex or damaged"
+
+
+def _replay(records: list[dict]) -> None:
+    for rec in records:
+        target = logging.getLogger(rec["name"])
+        if target.isEnabledFor(rec["levelno"]):
+            target.handle(logging.makeLogRecord(rec))
+
+
+class _TimedOut(Exception):
+    pass
+
+
+class _Died(Exception):
+    def __init__(self, returncode: int | None, near_limit: bool) -> None:
+        super().__init__(returncode)
+        self.returncode, self.near_limit = returncode, near_limit
+        if returncode is not None and returncode < 0:
+            try:
+                self.how = signal.Signals(-returncode).name
+            except ValueError:
+                self.how = f"signal {-returncode}"
+        else:
+            self.how = f"exit code {returncode}"
+
+
+class _Worker:
+    """One child process and the two pipes to it: jobs in, results out."""
+
+    def __init__(self) -> None:
+        job_r, job_w = os.pipe()
+        res_r, res_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", BOOTSTRAP, str(_ROOT), str(_ROOT / "rag_core"), str(job_r), str(res_w)],
+                stdin=subprocess.DEVNULL,
+                pass_fds=(job_r, res_w),
+            )
+        except BaseException:
+            for fd in (job_r, job_w, res_r, res_w):
+                os.close(fd)
+            raise
+        os.close(job_r)
+        os.close(res_w)
+        self.jobs = Connection(job_w, readable=False)
+        self.results = Connection(res_r, writable=False)
+        self.limit_kb = 0
+        try:
+            ready = self.results.poll(_STARTUP_TIMEOUT_S) and self.results.recv()
+        except (EOFError, OSError):
+            ready = None
+        if not ready or ready[0] != "ready":
+            self.kill()
+            raise RuntimeError(f"the worker process that reads files did not start (exit code {self.proc.returncode})")
+
+    def send(self, job: tuple) -> None:
+        self.limit_kb = self._vm_kb() + job[3] * 1024  # as the worker sets it
+        self.jobs.send(job)
+
+    def wait(self, timeout_s: float) -> tuple:
+        """The reply to the job sent, waiting at most ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        peak_kb = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _TimedOut
+            try:
+                if self.results.poll(min(0.25, remaining)):
+                    return self.results.recv()
+            except (EOFError, OSError):
+                self.proc.wait()
+                raise _Died(self.proc.returncode, near_limit=peak_kb > 0.8 * self.limit_kb) from None
+            peak_kb = max(peak_kb, self._vm_kb())
+
+    def _vm_kb(self) -> int:
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as f:
+                return next((int(line.split()[1]) for line in f if line.startswith("VmSize:")), 0)
+        except (OSError, ValueError):
+            return 0
+
+    def close(self) -> None:
+        """Let an idle worker exit (it stops when its job pipe closes)."""
+        self.jobs.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        self.kill()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for conn in (self.jobs, self.results):
+            if not conn.closed:
+                conn.close()
+
+
+_lock = threading.Lock()
+_idle: list[_Worker] = []
+
+
+def _checkout() -> _Worker:
+    with _lock:
+        if _idle:
+            return _idle.pop()
+    return _Worker()  # started outside the lock: another thread's file need not wait for it
+
+
+def _checkin(worker: _Worker) -> None:
+    with _lock:
+        if len(_idle) < _MAX_IDLE:
+            _idle.append(worker)
+            return
+    worker.close()
+
+
+@atexit.register
+def _close_idle() -> None:
+    with _lock:
+        workers, _idle[:] = list(_idle), []
+    for worker in workers:
+        worker.kill()

@@ -1,0 +1,93 @@
+"""Words of a text as search sees them: Latin words and CJK character bigrams.
+
+The default embedding is English-only, so keyword search carries names, figures and
+Chinese/Japanese/Korean text. Tokens are lower-cased words (a plural 's' dropped) plus
+the characters and character bigrams of CJK runs, which needs no dictionary. Shared by
+keyword search, the query variants, the embedding of tests and the evaluation metrics.
+"""
+
+from __future__ import annotations
+
+import re
+
+CJK_RANGES = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"  # kana, CJK ideographs, hangul
+CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
+CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
+LATIN_WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*", re.IGNORECASE)
+# a CJK character, or a run of other non-space characters: what counts as one word
+WORD_UNIT = re.compile(f"[{CJK_RANGES}]|[^\\s{CJK_RANGES}]+")
+
+STOP_WORDS = frozenset(
+    "a an the of to in on for and or is are was were be been it its this that these those what which who whom "
+    "how why when where do does did can could would should will shall may might with by from as at about into "
+    "than then there their they them he she his her you your we our i me my not no yes".split()
+)
+# Words that say a sentence is a question or a request, not what it is about.
+QUESTION_WORDS = frozenset(
+    "tell know explain describe please give show find list mean means meant more much many any some also "
+    "just really ok okay interesting thanks thank great wow".split()
+)
+CJK_SHARE = 0.3  # a query with more CJK characters than this is treated as CJK
+
+
+def stem(word: str) -> str:
+    """Plural/third-person 's' only: 'delivers' matches 'deliver', 'pumps' matches 'pump'."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and not word[0].isdigit():
+        return word[:-1]
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Latin words (no stop words) and CJK character bigrams (and single characters)."""
+    text = text.lower()
+    tokens = [stem(w) for w in LATIN_WORD.findall(text) if w not in STOP_WORDS]
+    for run in CJK_RUN.findall(text):
+        tokens.extend(run)
+        tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return tokens
+
+
+def query_terms(text: str) -> set[str]:
+    """Terms that say what a query is about: content words, and CJK bigrams (single
+    characters only for one-character runs, since most single characters are common)."""
+    text = text.lower()
+    terms = {stem(w) for w in LATIN_WORD.findall(text) if w not in STOP_WORDS and w not in QUESTION_WORDS}
+    for run in CJK_RUN.findall(text):
+        if len(run) == 1:
+            terms.add(run)
+        else:
+            terms.update(run[i : i + 2] for i in range(len(run) - 1))
+    return terms
+
+
+def cjk_share(text: str) -> float:
+    """Share of the non-space characters that are CJK."""
+    chars = [c for c in text if not c.isspace()]
+    return sum(len(r) for r in CJK_RUN.findall(text)) / len(chars) if chars else 0.0
+
+
+def is_cjk(text: str) -> bool:
+    return cjk_share(text) > CJK_SHARE
+
+
+def keyword_query(text: str) -> str:
+    """The query's content terms in their original order: a rule-based rephrasing."""
+    words = [w for w in LATIN_WORD.findall(text) if w.lower() not in STOP_WORDS and w.lower() not in QUESTION_WORDS]
+    return " ".join(words + CJK_RUN.findall(text))
+
+
+def focus_sentence(text: str) -> str:
+    """The last sentence that asks something ("Interesting. What about X?" → "What about X?")."""
+    parts = [p.strip() for p in re.split(r"(?<=[.!?。！？])\s*", text) if p.strip()]
+    asking = [p for p in parts if p.endswith(("?", "？"))]
+    return (asking or parts or [text])[-1]
+
+
+def head_words(text: str, n: int) -> str:
+    """The start of ``text``: ``n`` words, a CJK character counting as one."""
+    end = 0
+    for i, m in enumerate(WORD_UNIT.finditer(text or "")):
+        if i >= n:
+            break
+        end = m.end()
+    return (text or "")[:end]

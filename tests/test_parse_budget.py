@@ -1,0 +1,181 @@
+"""A time and memory budget per file: ``load_file_guarded`` reads files in a worker process
+that is stopped past the budget, refuses with a reason a person understands, and is replaced
+for the next file. And the cheaper first line of defence: a .docx whose XML holds too many
+elements is refused before it is read."""
+
+import sys
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from rag_core import loaders
+from rag_core.errors import IngestError
+from rag_core.loaders import budget, load_file, load_file_guarded
+from tests.pdfgen import ZEPHYR_PAGES, encrypt_pdf, make_pdf
+from tests.test_formats import W, make_docx, para, table
+
+# 2.9 million elements: under the element budget, but seconds and ~300 MB to read. Its
+# document.xml is 20 MB; the .docx is 30 KB.
+HEAVY_ELEMENTS = 2_900_000
+
+
+def heavy_docx(path: Path, elements: int = HEAVY_ELEMENTS) -> Path:
+    body = "<w:p><w:r>" + "<w:br/>" * elements + "<w:t>end</w:t></w:r></w:p>"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("word/document.xml", f'<w:document xmlns:w="{W}"><w:body>{body}</w:body></w:document>')
+    return path
+
+
+def snapshot(loaded: loaders.LoadedFile) -> tuple:
+    docs = [
+        (d.id_, d.text, d.metadata, d.excluded_embed_metadata_keys, d.excluded_llm_metadata_keys)
+        for d in loaded.documents
+    ]
+    return loaded.name, loaded.kind, loaded.pages, loaded.warnings, docs
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_worker_left_behind():
+    yield
+    budget._close_idle()
+
+
+@pytest.fixture
+def report_pdf(tmp_path) -> Path:
+    path = tmp_path / "report.pdf"
+    make_pdf(ZEPHYR_PAGES, path)
+    return path
+
+
+# --------------------------------------------------------------------------- in-process
+def test_a_docx_with_too_many_xml_elements_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(loaders, "MAX_XML_ELEMENTS", 10_000)
+    path = heavy_docx(tmp_path / "runs.docx", elements=20_000)
+    with pytest.raises(IngestError) as e:
+        load_file(path, "runs.docx", "sha")
+    assert e.value.reason == (
+        "too large when unpacked: word/document.xml holds over 10,000 XML elements (too complex to read)"
+    )
+    small = tmp_path / "small.docx"
+    make_docx(para("Manual", "Heading1") + table([["Part", "Torque"], ["Bolt", "12 Nm"]]), small)
+    assert "Bolt | 12 Nm" in load_file(small, "small.docx", "sha").documents[0].text
+
+
+# --------------------------------------------------------------------------- through the worker
+def test_files_read_through_the_worker_are_the_same_as_read_in_process(tmp_path, report_pdf):
+    files = {"report.pdf": report_pdf}
+    for name, data in {
+        "manual.docx": make_docx(para("Manual", "Heading1") + table([["Part", "Torque"], ["Bolt", "12 Nm"]])),
+        "page.html": "<title>Köln</title><h1>Dom</h1><p>Grüße, 15 €</p><script>evil()</script>".encode("cp1252"),
+        "notes.md": b"# Title\nintro\n## Setup\nrun it\n",
+        "plain.txt": "Wörter ohne BOM".encode("utf-16-le"),
+    }.items():
+        files[name] = tmp_path / name
+        files[name].write_bytes(data)
+    for name, path in files.items():
+        assert snapshot(load_file_guarded(path, name, "sha")) == snapshot(load_file(path, name, "sha")), name
+
+    # Refusals come back as the same IngestError.
+    locked = tmp_path / "locked.pdf"
+    locked.write_bytes(encrypt_pdf(make_pdf(["secret"]), "pw"))
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    for path, name, reason in ((locked, "locked.pdf", "encrypted: needs a password"), (empty, "e.txt", "empty file")):
+        with pytest.raises(IngestError) as e:
+            load_file_guarded(path, name, "sha")
+        assert (e.value.file, e.value.reason) == (name, reason)
+
+
+def test_an_unsupported_type_is_refused_without_starting_a_worker(tmp_path, monkeypatch):
+    monkeypatch.setattr(budget, "_checkout", lambda: pytest.fail("no worker needed"))
+    with pytest.raises(IngestError) as e:
+        load_file_guarded(tmp_path / "x.epub", "book.epub", "sha")
+    assert e.value.reason.startswith("unsupported type .epub")
+
+
+def test_a_file_over_the_time_budget_is_stopped_and_the_next_file_loads(tmp_path, report_pdf):
+    heavy = heavy_docx(tmp_path / "heavy.docx")
+    load_file_guarded(report_pdf, "report.pdf", "sha")  # the worker is up: its start is not timed
+    started = time.monotonic()
+    with pytest.raises(IngestError) as e:
+        load_file_guarded(heavy, "heavy.docx", "sha", timeout_s=0.5)
+    assert e.value.file == "heavy.docx"
+    assert e.value.reason == "took too long to read (over 0.5 s): the file is too complex or damaged"
+    assert time.monotonic() - started < 5
+    assert budget._idle == []  # the stopped worker is not reused
+    assert "42 litres" in load_file_guarded(report_pdf, "report.pdf", "sha").documents[1].text
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux")
+def test_a_file_over_the_memory_budget_is_refused_and_the_next_file_loads(tmp_path, report_pdf):
+    heavy = heavy_docx(tmp_path / "heavy.docx")
+    with pytest.raises(IngestError) as e:
+        load_file_guarded(heavy, "heavy.docx", "sha", memory_mb=64)
+    assert e.value.reason == "needs more than 64 MB of memory to read: the file is too complex or damaged"
+    assert "42 litres" in load_file_guarded(report_pdf, "report.pdf", "sha", memory_mb=64).documents[1].text
+
+
+def test_a_worker_killed_while_reading_is_reported_and_replaced(tmp_path, report_pdf, monkeypatch):
+    """What the kernel's out-of-memory killer does: SIGKILL in the middle of a file."""
+    heavy = heavy_docx(tmp_path / "heavy.docx")
+    busy: list[budget._Worker] = []
+    send = budget._Worker.send
+
+    def recorded(self, job):
+        busy.append(self)
+        send(self, job)
+
+    monkeypatch.setattr(budget._Worker, "send", recorded)
+
+    def kill_while_busy():
+        while not busy:
+            time.sleep(0.05)
+        time.sleep(0.3)  # reading the 20 MB of XML takes seconds
+        busy[0].proc.kill()
+
+    threading.Thread(target=kill_while_busy, daemon=True).start()
+    with pytest.raises(IngestError) as e:
+        load_file_guarded(heavy, "heavy.docx", "sha", timeout_s=60)
+    assert e.value.reason == "needs more than 2048 MB of memory to read: the file is too complex or damaged"
+    assert busy[0].proc.returncode is not None
+    assert "42 litres" in load_file_guarded(report_pdf, "report.pdf", "sha").documents[1].text
+    assert busy[-1] is not busy[0]
+
+
+def test_threads_reading_at_once_each_get_their_own_file(tmp_path):
+    """Streamlit ingests uploads from several threads: a busy worker is never shared."""
+    files = []
+    for i in range(6):
+        path = tmp_path / f"d{i}.pdf"
+        make_pdf([f"Document {i} page {n}: " + "words " * 50 for n in range(5)], path)
+        files.append(path)
+    expected = {p.name: snapshot(load_file(p, p.name, "s")) for p in files}
+    got: dict[str, tuple] = {}
+    errors: list[BaseException] = []
+
+    def work(paths):
+        try:
+            for p in paths:
+                got[p.name] = snapshot(load_file_guarded(p, p.name, "s"))
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(files[k::3],)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and got == expected
+    assert len(budget._idle) <= budget._MAX_IDLE
+
+
+def test_an_idle_worker_that_died_between_files_is_replaced(report_pdf):
+    load_file_guarded(report_pdf, "report.pdf", "sha")
+    idle = budget._idle[0]
+    idle.proc.kill()
+    idle.proc.wait()
+    assert "42 litres" in load_file_guarded(report_pdf, "report.pdf", "sha").documents[1].text
+    assert budget._idle and budget._idle[0] is not idle
