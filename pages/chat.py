@@ -84,6 +84,7 @@ def answer(ctx: AppContext, session_id: str, question: str, *, show_question: bo
         try:
             ensure_llm(ctx)
             stream = ctx.chat.stream(question, session_id)
+            stream.prepare()  # a follow-up the LLM rewrites is searched again before the answer
             placeholder = st.empty()
             placeholder.markdown("…")
             render_details(
