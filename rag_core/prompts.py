@@ -101,9 +101,9 @@ SUGGEST_PROMPT = (
 {text}
 </document>
 
-Write {n} short questions that a reader could ask about this document and that the text above answers.
-Ask about facts, figures, names or reasons stated in it. Write in the language of the document.
-Write one question per line, each ending with a question mark, and nothing else.
+Write {n} questions that this text answers. Each question asks for one fact stated in the text (a figure, a name, a reason, a date) and names its subject, like "How much power does the Aria kettle use?" or "Why was the bridge closed in 2019?".
+Do not ask about the document itself, its title, its topic or its author. Write in the language of the document.
+Write one question per line and nothing else.
 """
     + SUGGEST_MARKER
 )

@@ -233,6 +233,20 @@ def test_without_the_stored_copy_the_text_comes_from_the_chunks_in_order(ctx, ma
     assert paragraphs[29] in from_chunks.before and paragraphs[31] in from_chunks.after
 
 
+def test_in_a_long_text_the_passage_is_found_near_its_start_or_anywhere(ctx, tmp_path):
+    lines = [f"Line {i}: the pump number {i} lifts {i * 7} litres of water from well {i % 13}." for i in range(2500)]
+    (tmp_path / "log.txt").write_text("\n".join(lines))  # about 170,000 characters
+    assert ctx.ingestion.ingest_file(tmp_path / "log.txt").status == "indexed"
+    passage = "  ".join(lines[1800:1803])
+    got = ctx.viewer.passage_in_context("log.txt", passage, chars=100)
+    assert got.found and got.passage == "\n".join(lines[1800:1803])
+    assert lines[1799] in got.before and lines[1803] in got.after
+    # The passage's first words differ from the document's (mid-word start): still found.
+    changed = "XX" + passage[6:]
+    got = ctx.viewer.passage_in_context("log.txt", changed, chars=100)
+    assert got.found and lines[1801] in got.passage and lines[1799] in got.before
+
+
 def test_folding_ignores_whitespace_case_soft_hyphens_and_ligatures():
     page = "The ef\u00adﬁcient ﬁlter\r\nremoves   dust."
     folded, where = fold(page)
