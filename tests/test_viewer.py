@@ -105,6 +105,22 @@ def test_a_passage_whose_middle_differs_is_highlighted_from_its_first_to_its_las
     assert any(inside(word_box(path, 3, "amperes."), b) for b in img.boxes)
 
 
+def test_on_a_rotated_page_the_boxes_turn_with_the_text(ctx, tmp_path):
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(make_pdf(ZEPHYR_PAGES))))
+    writer.pages[2].rotate(90)
+    writer.write(tmp_path / "turned.pdf")
+    ctx.ingestion.ingest_file(tmp_path / "turned.pdf")
+    img = ctx.viewer.page_image("turned.pdf", 3, PAGE3_BODY, zoom=ZOOM)
+    decoded = Image.open(io.BytesIO(img.png))
+    assert decoded.size == (math.ceil(842 * ZOOM), math.ceil(595 * ZOOM))  # landscape now
+    assert img.found and len(img.boxes) == 2
+    for box in img.boxes:
+        assert box[3] - box[1] > 10 * (box[2] - box[0])  # lines run down the image
+        assert highlighted_share(decoded, box) > 0.5
+
+
 def test_a_passage_from_another_page_is_not_found_and_the_page_still_shows(pdf_ctx):
     img = pdf_ctx.viewer.page_image("zephyr.pdf", 1, ZEPHYR_PAGES[1])
     assert (img.found, img.boxes, img.page) == (False, [], 1)
