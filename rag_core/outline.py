@@ -9,7 +9,6 @@ addresses, table rows and contents lines mostly fail on their characters or on w
 
 from __future__ import annotations
 
-import itertools
 import re
 from typing import Any
 
@@ -52,10 +51,8 @@ def outline(name: str, index: VectorIndex) -> dict[str, Any]:
             if [path[-1], pos] not in headings:
                 headings.append([path[-1], pos])
         elif not meta.get("section"):
-            lines = [x for x in node.text.splitlines() if x.strip()]
-            for line, after in itertools.pairwise(lines):
-                heading = heading_line(line) if _is_body(after) else None
-                if heading and [heading, pos] not in headings:
+            for heading in _heading_lines(node.text, whole_first_line=not node.start_char_idx):
+                if [heading, pos] not in headings:
                     headings.append([heading, pos])
         if pos not in seen_parts:  # definitions among the first sentences of each page/section
             seen_parts.add(pos)
@@ -65,7 +62,10 @@ def outline(name: str, index: VectorIndex) -> dict[str, Any]:
 
 
 _HEADING_CHARS = re.compile(r"^[\w\s\-–—:'’&/(),.]+$")
-_LOOSE_END = {"a", "an", "and", "as", "at", "by", "for", "from", "in", "is", "of", "on", "or", "the", "to", "with"}
+_LOOSE_END = {
+    "a", "an", "and", "as", "at", "by", "for", "from", "in", "is", "of", "on", "or", "the", "to", "with",
+    "his", "her", "its", "their", "our", "my", "your", "this", "that", "he", "she", "it", "they", "we",
+}  # fmt: skip
 
 
 def heading_line(line: str) -> str | None:
@@ -93,6 +93,30 @@ def heading_line(line: str) -> str | None:
         return None
     body = " ".join(words)
     return body.title() if body.isupper() else body
+
+
+def _heading_lines(text: str, whole_first_line: bool = True) -> list[str]:
+    """The headings among a chunk's lines: a heading-shaped line that starts a block (not the
+    wrapped end of a sentence, as "Anna Pavlovna" in a novel is) and is followed by running text.
+    A chunk that starts inside its page may start mid-line: then its first line is no heading
+    (the chunk before, which overlaps it, has that line whole)."""
+    lines = text.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        if i == 0 and not whole_first_line:
+            continue
+        after = next((x for x in lines[i + 1 :] if x.strip()), "")
+        before = lines[i - 1] if i else ""
+        if line.strip() and _is_body(after) and not _continues(before):
+            heading = heading_line(line)
+            if heading:
+                found.append(heading)
+    return found
+
+
+def _continues(line: str) -> bool:
+    """A line of running text that does not end its sentence: the next line goes on with it."""
+    return len(line.split()) >= 6 and not line.rstrip().endswith((".", "!", "?", ":", ";", '"', "”", ")"))
 
 
 def _is_body(line: str) -> bool:

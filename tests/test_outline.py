@@ -65,3 +65,18 @@ def test_the_outline_of_a_pdf_has_its_headings_by_page_and_the_llm_gets_its_pros
     prompt_text = start_text("report.pdf", ctx.index, 1200)
     assert prompt_text.startswith("1. Introduction") and "Harbour Road" not in prompt_text
     assert len(start_text("report.pdf", ctx.index, 40)) == 40
+
+
+def test_a_name_at_the_start_of_a_wrapped_line_is_no_heading():
+    from rag_core.outline import _heading_lines
+
+    novel = (
+        "The guests talked a great deal about the war, and about\n"
+        "Anna Pavlovna\n"
+        "who had had a cough for some days and was tired of it all.\n"
+    )
+    assert _heading_lines(novel) == []
+    report = "Sales Overview\nSales grew in every region except the coast, where storms closed shops.\n"
+    assert _heading_lines(report) == ["Sales Overview"]
+    # A chunk that starts inside its page may start mid-line: its first line is not trusted.
+    assert _heading_lines(report, whole_first_line=False) == []
