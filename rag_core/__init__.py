@@ -9,6 +9,7 @@ from rag_core.context import AppContext, build_context
 from rag_core.errors import (
     ConfigError,
     ConsistencyError,
+    DatabaseDamagedError,
     DocentError,
     IndexMismatchError,
     IngestError,
@@ -16,7 +17,8 @@ from rag_core.errors import (
     NotFoundError,
     ProviderError,
 )
-from rag_core.ingestion import IngestionService, IngestResult
+from rag_core.ingestion import Conflict, IngestionService, IngestResult
+from rag_core.jobs import JobRunner, JobView, Upload
 from rag_core.loaders import SUPPORTED_EXTS
 from rag_core.payloads import EvalResult, Source
 from rag_core.settings import DocentSettings, RetrievalSettings, env_pinned_fields, load_settings, save_settings
@@ -29,7 +31,9 @@ __all__ = [
     "ChatService",
     "ChatTurn",
     "ConfigError",
+    "Conflict",
     "ConsistencyError",
+    "DatabaseDamagedError",
     "DocentError",
     "DocentSettings",
     "DocumentRecord",
@@ -38,6 +42,8 @@ __all__ = [
     "IngestError",
     "IngestResult",
     "IngestionService",
+    "JobRunner",
+    "JobView",
     "Message",
     "ModelError",
     "NotFoundError",
@@ -45,6 +51,7 @@ __all__ = [
     "RetrievalSettings",
     "Session",
     "Source",
+    "Upload",
     "build_context",
     "env_pinned_fields",
     "load_settings",

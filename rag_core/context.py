@@ -15,9 +15,11 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 
+from rag_core.backups import BACKUPS_DIR, Backups, open_database
 from rag_core.chat import ChatService
 from rag_core.index import VectorIndex, open_index
 from rag_core.ingestion import IngestionService
+from rag_core.jobs import JobRunner, job_runner
 from rag_core.providers.embeddings import build_embedding
 from rag_core.providers.llm import ProgressFn
 from rag_core.providers.models import ModelLoader
@@ -40,7 +42,10 @@ class AppContext:
     ingestion: IngestionService
     chat: ChatService
     models: ModelLoader
-    recovered: list[str] = field(default_factory=list)
+    jobs: JobRunner  # background uploads of this data folder (shared; sessions keep their job ids)
+    recovered: list[str] = field(default_factory=list)  # interrupted ingestions removed on start
+    reregistered: list[str] = field(default_factory=list)  # whole documents the registry had lost
+    notices: list[str] = field(default_factory=list)  # what start-up had to repair, for the user
 
     def llm(self, progress: ProgressFn | None = None) -> LLM:
         """The LLM, built and loaded on first use (assembling the local model if needed)."""
@@ -65,18 +70,26 @@ def build_context(
 ) -> AppContext:
     """Wire everything from settings. Tests pass fakes for ``llm``/``embed_model``/``reranker``.
 
-    ``recover`` removes what an interrupted ingestion left (see ``IngestionService.recover``);
-    ``check`` turns it off so that it can report the damage instead."""
+    ``recover`` removes what an interrupted ingestion left, registers again whole documents the
+    registry lost (see ``rag_core.recovery``) and moves a damaged ``docent.db`` aside to rebuild
+    it (``rag_core.backups``); ``check`` turns it off so that it can report the damage instead."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     embed = embed_model or build_embedding(settings)
     index = open_index(settings, embed)
-    db = Database(settings.data_dir / DB_FILE)
+    every = settings.backup_interval_hours * 3600 or None
+    backups = Backups(settings.data_dir / BACKUPS_DIR, every_s=every, keep=settings.backup_keep)
+    db, notices = open_database(settings.data_dir / DB_FILE, backups, repair=recover)
     sessions = SessionStore(db)
     registry = DocumentRegistry(db)
     ingestion = IngestionService(settings, index, registry)
     models = ModelLoader(settings, llm=llm, **({"reranker": reranker} if reranker is not None else {}))
     chat = ChatService(settings, index, sessions, models)
-    ctx = AppContext(settings, embed, index, db, sessions, registry, ingestion, chat, models)
+    jobs = job_runner(settings.data_dir)
+    ctx = AppContext(settings, embed, index, db, sessions, registry, ingestion, chat, models, jobs, notices=notices)
     if recover and index.mismatch() is None:
-        ctx.recovered = ingestion.recover()
+        report = ingestion.recover()
+        ctx.recovered, ctx.reregistered = report.removed, report.reregistered
+        ctx.notices += report.notices()
+    if recover:
+        backups.if_due(db, starting=True)
     return ctx

@@ -20,7 +20,7 @@ def test_ingest_then_skip_then_replace(ctx, zephyr):
     again = ctx.ingestion.ingest_file(zephyr)
     assert again.status == "skipped" and again.reason == "unchanged"
     make_pdf([*ZEPHYR_PAGES[:2], "Chapter 3 rewritten: the pump is now solar powered."], zephyr)
-    replaced = ctx.ingestion.ingest_file(zephyr)
+    replaced = ctx.ingestion.ingest_file(zephyr, on_conflict="replace")
     assert replaced.status == "replaced"
     texts = [n.get_content() for n in ctx.index.all_nodes()]
     assert any("solar" in t for t in texts)
@@ -31,7 +31,7 @@ def test_ingest_then_skip_then_replace(ctx, zephyr):
 def test_replace_with_fewer_pages_removes_stale_pages(ctx, zephyr):
     ctx.ingestion.ingest_file(zephyr)
     make_pdf(ZEPHYR_PAGES[:1], zephyr)
-    r = ctx.ingestion.ingest_file(zephyr)
+    r = ctx.ingestion.ingest_file(zephyr, on_conflict="replace")
     assert r.status == "replaced" and r.pages == 1
     assert {n.metadata["page"] for n in ctx.index.all_nodes()} == {1}
     assert ctx.index.ref_doc_ids_for("zephyr.pdf") == ["zephyr.pdf::p0001"]
