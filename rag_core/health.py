@@ -42,7 +42,7 @@ def check(ctx: AppContext) -> tuple[list[str], dict[str, Any]]:
         fix = (
             "the registry lost it (docent.db emptied or restored?); the next start or `check --repair` registers "
             "it again from the index"
-            if len(ctx.index.chunk_shas(name)) == 1
+            if recovery.whole_sha(ctx.ingestion, name)
             else recovery.UNRESOLVED
         )
         problems.append(f"{name}: has vectors in Chroma but is not in the registry: {fix}")

@@ -202,7 +202,8 @@ class IngestionService:
 
     def delete(self, name: str) -> None:
         with self.index.writer():
-            if self.registry.get(name) is None and name not in self.index.docstore_names():
+            known = self.registry.get(name) is not None or name in self.index.docstore_names()
+            if not known and not self.index.chunk_count(name):
                 raise NotFoundError(f"No document named {name!r}; `python -m rag_core docs list` shows them.")
             self.index.delete_document(name)
             self.registry.remove(name)

@@ -89,8 +89,8 @@ class RecoveryReport:
 
 
 UNRESOLVED = (
-    "its vectors carry more than one file version, so it cannot be told whole; it was kept. "
-    "`python -m rag_core docs delete NAME` and uploading it again settles it."
+    "its chunks do not name one version of one file, so it cannot be told whole; it is kept. "
+    "`python -m rag_core docs delete NAME` removes it, uploading the file again restores it"
 )
 
 
@@ -139,14 +139,21 @@ def recover(service: IngestionService) -> RecoveryReport:
     return report
 
 
+def whole_sha(service: IngestionService, name: str) -> str | None:
+    """The file digest every chunk of a document carries, or None when they do not agree
+    (or were not written by Docent)."""
+    shas = service.index.chunk_shas(name)
+    sha = shas.pop() if len(shas) == 1 else None
+    return sha if sha and len(sha) == 64 else None
+
+
 def reregister(service: IngestionService, name: str) -> bool:
-    """Register a document from its chunks and its stored copy; False when its chunks carry
-    more than one file version (then it cannot be told whole, and is left alone)."""
+    """Register a document from its chunks and its stored copy; False when its chunks do not
+    name one file version (then it cannot be told whole, and is left alone)."""
     index = service.index
-    shas = index.chunk_shas(name)
-    if len(shas) != 1:
+    sha = whole_sha(service, name)
+    if sha is None:
         return False
-    (sha,) = shas
     stored = stored_files_dir(service.settings) / name
     size = stored.stat().st_size if stored.is_file() and file_digest(stored) == sha else 0
     service.registry.register(

@@ -78,7 +78,7 @@ def upload(at: AppTest, *files: tuple[str, bytes, str], wait: bool = True) -> Ap
 
 def finish_jobs(at: AppTest) -> AppTest:
     runner = job_runner(Path(os.environ["DOCENT_DATA_DIR"]))
-    for job_id in at.session_state[UPLOAD_JOBS] if UPLOAD_JOBS in at.session_state else []:
+    for job_id in at.session_state[UPLOAD_JOBS] if UPLOAD_JOBS in at.session_state else []:  # noqa: SIM401 (no .get)
         view = runner.wait(job_id, timeout=TIMEOUT)
         assert view is None or not view.running, "the upload job did not end"
     at.run()
