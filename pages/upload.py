@@ -137,7 +137,8 @@ def show_jobs(ctx: AppContext) -> None:
 
 
 def show_running(ctx: AppContext, view: JobView) -> None:
-    with st.status(f"Indexing {len(view.files)} file(s)…", expanded=True, state="running"):
+    with st.container(border=True):
+        st.markdown(f"**⏳ Indexing {len(view.files)} file(s)…**")
         st.caption("This goes on if you leave the page; come back to see where it is.")
         for entry in view.files:
             if entry.result is not None:
