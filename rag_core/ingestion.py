@@ -252,8 +252,7 @@ class IngestionService:
         added = time.strftime("%Y-%m-%d %H:%M", time.localtime(existing.added))
         raise _NameTaken(
             name,
-            f"a different file of this name is already indexed (added {added}); "
-            "choose to replace it or to keep both (the CLI: --replace or --keep-both)",
+            f"a different file of this name is already indexed (added {added}); choose to replace it or to keep both",
         )
 
     def _ingest(
