@@ -19,6 +19,7 @@ import streamlit as st
 
 from rag_core import AppContext, DocentError, DocentSettings, IngestResult, Session, build_context, load_settings
 from ui.confirm import confirm
+from ui.jobs import sidebar_indicator
 from ui.markdown import escape_markdown
 
 CHAT_PAGE = "pages/chat.py"
@@ -151,6 +152,7 @@ def render_sidebar(ctx: AppContext) -> None:
                 st.switch_page(CHAT_PAGE)
         with st.expander("✏️ Rename or delete this chat"):
             _manage_session(ctx, current)
+    sidebar_indicator(ctx)  # background uploads, start-up repairs (ui/jobs.py)
 
 
 def _manage_session(ctx: AppContext, session: Session) -> None:

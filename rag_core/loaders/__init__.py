@@ -51,6 +51,7 @@ __all__ = [
     "check_supported",
     "decode_html",
     "decode_text",
+    "kind_of",
     "load_file",
     "load_file_guarded",
     "supported",
@@ -90,6 +91,15 @@ def unsupported_reason(name: str) -> str:
     hint = _UNSUPPORTED_HINTS.get(ext)
     shown = ext or "(no extension)"
     return f"unsupported type {shown} (supported: {SUPPORTED_LABEL}" + (f"; {hint})" if hint else ")")
+
+
+def kind_of(name: str) -> str:
+    """The ``kind`` a loader gives a file of this name (pdf, docx, html, markdown, text)."""
+    ext = Path(name).suffix.lower()
+    for exts, kind in ((PDF_EXTS, "pdf"), (DOCX_EXTS, "docx"), (HTML_EXTS, "html"), (MD_EXTS, "markdown")):
+        if ext in exts:
+            return kind
+    return "text"
 
 
 def check_supported(name: str) -> None:
