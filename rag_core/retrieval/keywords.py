@@ -13,6 +13,7 @@ import threading
 from collections import Counter, defaultdict
 from typing import Any
 
+import numpy as np
 from llama_index.core.schema import TextNode
 
 from rag_core.index import VectorIndex
@@ -26,36 +27,46 @@ def doc_of(node: Any) -> str:
 
 
 class BM25:
-    """A small Okapi BM25 over a fixed list of nodes."""
+    """Okapi BM25 over a fixed list of nodes, its postings held as numpy arrays: a search adds
+    one precomputed weight array per query term, so it stays fast at 100,000 chunks."""
 
     def __init__(self, nodes: list[TextNode], k1: float = 1.2, b: float = 0.75) -> None:
         self.nodes = nodes
         self.k1, self.b = k1, b
-        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        self.lengths: list[int] = []
-        for i, node in enumerate(nodes):
-            counts = Counter(tokenize(node.get_content()))
-            self.lengths.append(sum(counts.values()))
-            for term, tf in counts.items():
-                self.postings[term].append((i, tf))
-        self.avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
+        counts = [Counter(tokenize(node.get_content())) for node in nodes]
+        self.lengths = np.array([sum(c.values()) for c in counts], dtype=np.float64)
+        self.avg = float(self.lengths.mean()) if len(nodes) else 0.0
+        postings: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+        for i, c in enumerate(counts):
+            for term, count in c.items():
+                docs, tfs = postings[term]
+                docs.append(i)
+                tfs.append(count)
+        n = len(nodes)
+        norm = self.k1 * (1 - self.b + self.b * self.lengths / (self.avg or 1))
+        # term -> (node positions, BM25 weight of the term in each): idf * tf (k1 + 1) / (tf + norm)
+        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for term, (docs, tfs) in postings.items():
+            idx = np.array(docs, dtype=np.int32)
+            tf = np.array(tfs, dtype=np.float64)
+            idf = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
+            self.postings[term] = (idx, idf * tf * (self.k1 + 1) / (tf + norm[idx]))
         self.by_id: dict[str, TextNode] = {node.node_id: node for node in nodes}
         # Per document: every term of its chunks and of its file name ("2023 Q1 NVDA.pdf").
         self.doc_terms: dict[str, set[str]] = defaultdict(set)
-        for node in nodes:
+        for node, c in zip(nodes, counts, strict=True):
             key = doc_of(node)
             if key not in self.doc_terms:
                 self.doc_terms[key].update(tokenize(str(node.metadata.get("file_name") or key)))
-        for term, plist in self.postings.items():
-            for i, _ in plist:
-                self.doc_terms[doc_of(nodes[i])].add(term)
+            self.doc_terms[key].update(c)
         self.doc_df: Counter[str] = Counter(t for terms in self.doc_terms.values() for t in terms)
         self.doc_chunks: Counter[str] = Counter(doc_of(node) for node in nodes)
 
     def idf(self, term: str) -> float:
         """Inverse document frequency; a term found nowhere gets the highest value."""
         n = len(self.nodes)
-        df = len(self.postings.get(term, ()))
+        found = self.postings.get(term)
+        df = len(found[0]) if found is not None else 0
         return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
     def coverage(self, query: str, text: str) -> float:
@@ -80,18 +91,24 @@ class BM25:
         return {doc: sum(w for t, w in weights.items() if t in have) / total for doc, have in self.doc_terms.items()}
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
-        """The ``k`` best (node position, score) pairs."""
-        n = len(self.nodes)
-        scores: dict[int, float] = defaultdict(float)
-        for term in set(tokenize(query)):
-            plist = self.postings.get(term)
-            if not plist:
-                continue
-            idf = math.log(1 + (n - len(plist) + 0.5) / (len(plist) + 0.5))
-            for i, tf in plist:
-                denom = tf + self.k1 * (1 - self.b + self.b * self.lengths[i] / (self.avg or 1))
-                scores[i] += idf * tf * (self.k1 + 1) / denom
-        return sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:k]
+        """The ``k`` best (node position, score) pairs, ties by position."""
+        scores = np.zeros(len(self.nodes), dtype=np.float64)
+        hit = False
+        for term in sorted(set(tokenize(query))):
+            found = self.postings.get(term)
+            if found is not None:
+                scores[found[0]] += found[1]
+                hit = True
+        if not hit:
+            return []
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) > k:
+            top = np.argpartition(-scores[candidates], k - 1)[:k]
+            # keep every candidate tied with the k-th score, so ties resolve by position as before
+            kth = scores[candidates[top]].min()
+            candidates = candidates[scores[candidates] >= kth]
+        order = np.lexsort((candidates, -scores[candidates]))[:k]
+        return [(int(candidates[i]), float(scores[candidates[i]])) for i in order]
 
 
 class KeywordCache:
