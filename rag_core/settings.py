@@ -101,6 +101,20 @@ class RetrievalSettings(BaseModel):
         description="Weight, in the rank fusion, of a third list: the candidates ordered by how well their whole "
         "document (its text and file name) matches the question's names and numbers (0: off).",
     )
+    name_weight: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=4.0,
+        description="In the document list, the extra weight of the question's terms found in a document's file "
+        "name (\"Q3 2022\" picks \"2022 Q3 AAPL.pdf\" out of four Apple filings; 0: off).",
+    )
+    page_weight: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=2.0,
+        description="Weight, in the rank fusion, of a list of the chunks of the pages that best match the question "
+        "as a whole (PDFs; 0: off).",
+    )
 
 
 class DocentSettings(BaseModel):

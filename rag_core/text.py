@@ -91,3 +91,13 @@ def head_words(text: str, n: int) -> str:
             break
         end = m.end()
     return (text or "")[:end]
+
+
+_QUARTERS = {"first": "q1", "second": "q2", "third": "q3", "fourth": "q4", "1st": "q1", "2nd": "q2", "3rd": "q3", "4th": "q4"}
+_QUARTER_PHRASE = re.compile(r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
+
+
+def period_aliases(text: str) -> set[str]:
+    """Short forms of the periods a question spells out ("the first quarter" → q1), as file
+    names and headers write them."""
+    return {_QUARTERS[m.group(1).lower()] for m in _QUARTER_PHRASE.finditer(text)}

@@ -133,16 +133,26 @@ class HybridRetriever(BaseRetriever):
         return ranked, by_id, extras
 
     def _rank(self, query: str, lists: list[RankedList]):
-        """Fuse the lists; with ``document_weight``, fuse once more with the candidates
-        ordered by how much of the question their whole document holds (``BM25.doc_scores``;
-        chunks of one document in fused order): a chunk that says "the Company" ranks up
-        when its file is Apple's 10-Q and the question names Apple."""
-        ranked, by_id, extras = self._fuse(lists)
-        weight = self.settings.document_weight
-        if weight <= 0 or self.settings.retrieval_mode == "vector" or not ranked:
-            return ranked, by_id, extras
+        """Fuse the lists; with ``page_weight``, first add a list of the chunks of the pages
+        that best match the question as a whole (a statement's page holds "operating
+        expenses" in its title, rows and columns, not in any one chunk); with
+        ``document_weight``, fuse once more with the candidates ordered by how much of the
+        question their whole document holds (``BM25.doc_scores``; chunks of one document in
+        fused order): a chunk that says "the Company" ranks up when its file is Apple's 10-Q
+        and the question names Apple."""
+        s = self.settings
+        if s.retrieval_mode == "vector":
+            return self._fuse(lists)
         bm = self.keywords.get(self.names)
-        scores = bm.doc_scores(query)
+        if s.page_weight > 0 and bm.page_keys:
+            pages = bm.search_pages(query, max(self.top_k, 5))
+            page_list = [NodeWithScore(node=bm.nodes[i], score=score) for key, score in pages for i in bm.page_nodes[key]]
+            lists = [*lists, ("page_score", s.page_weight, page_list)]
+        ranked, by_id, extras = self._fuse(lists)
+        weight = s.document_weight
+        if weight <= 0 or not ranked:
+            return ranked, by_id, extras
+        scores = bm.doc_scores(query, s.name_weight)
         nodes = [by_id[nid].node for nid, _ in ranked]
         doc_score = [scores.get(doc_of(node), 0.0) for node in nodes]
         # A one-chunk document says nothing its chunk doesn't: such chunks keep their place,

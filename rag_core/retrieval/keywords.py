@@ -17,7 +17,7 @@ import numpy as np
 from llama_index.core.schema import TextNode
 
 from rag_core.index import VectorIndex
-from rag_core.text import query_terms, tokenize
+from rag_core.text import period_aliases, query_terms, tokenize
 
 
 def doc_of(node: Any) -> str:
@@ -34,23 +34,7 @@ class BM25:
         self.nodes = nodes
         self.k1, self.b = k1, b
         counts = [Counter(tokenize(node.get_content())) for node in nodes]
-        self.lengths = np.array([sum(c.values()) for c in counts], dtype=np.float64)
-        self.avg = float(self.lengths.mean()) if len(nodes) else 0.0
-        postings: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
-        for i, c in enumerate(counts):
-            for term, count in c.items():
-                docs, tfs = postings[term]
-                docs.append(i)
-                tfs.append(count)
-        n = len(nodes)
-        norm = self.k1 * (1 - self.b + self.b * self.lengths / (self.avg or 1))
-        # term -> (node positions, BM25 weight of the term in each): idf * tf (k1 + 1) / (tf + norm)
-        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        for term, (docs, tfs) in postings.items():
-            idx = np.array(docs, dtype=np.int32)
-            tf = np.array(tfs, dtype=np.float64)
-            idf = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
-            self.postings[term] = (idx, idf * tf * (self.k1 + 1) / (tf + norm[idx]))
+        self._chunks = _Postings(counts, k1, b)
         self.by_id: dict[str, TextNode] = {node.node_id: node for node in nodes}
         # Per document: every term of its chunks and of its file name ("2023 Q1 NVDA.pdf").
         self.doc_terms: dict[str, set[str]] = defaultdict(set)
@@ -61,13 +45,21 @@ class BM25:
             self.doc_terms[key].update(c)
         self.doc_df: Counter[str] = Counter(t for terms in self.doc_terms.values() for t in terms)
         self.doc_chunks: Counter[str] = Counter(doc_of(node) for node in nodes)
+        # The terms of each document's file name ("2023 Q1 NVDA.pdf" → 2023, q1, nvda): they name it.
+        self.name_terms = {doc: set(tokenize(_stem_of(str(doc)))) for doc in self.doc_terms}
+        self.name_df: Counter[str] = Counter(t for terms in self.name_terms.values() for t in terms)
+        # Pages (of PDFs): the chunks of each, and BM25 over whole pages.
+        self.page_nodes: dict[tuple[str, int], list[int]] = defaultdict(list)
+        for i, node in enumerate(nodes):
+            page = (node.metadata or {}).get("page")
+            if isinstance(page, int):
+                self.page_nodes[(doc_of(node), page)].append(i)
+        self.page_keys = list(self.page_nodes)
+        self._pages = _Postings([sum((counts[i] for i in self.page_nodes[key]), Counter()) for key in self.page_keys], k1, b)
 
     def idf(self, term: str) -> float:
         """Inverse document frequency; a term found nowhere gets the highest value."""
-        n = len(self.nodes)
-        found = self.postings.get(term)
-        df = len(found[0]) if found is not None else 0
-        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+        return self._chunks.idf(term)
 
     def coverage(self, query: str, text: str) -> float:
         """Share of the query's terms, weighted by idf, that ``text`` contains."""
@@ -79,22 +71,68 @@ class BM25:
         total = sum(weights.values()) or 1.0
         return sum(w for t, w in weights.items() if t in have) / total
 
-    def doc_scores(self, query: str) -> dict[str, float]:
+    def doc_scores(self, query: str, name_weight: float = 0.0) -> dict[str, float]:
         """Per document, the idf-weighted share (idf over documents) of the query's terms
-        found anywhere in it or in its file name: which documents the question is about."""
-        terms = query_terms(query)
+        found anywhere in it or in its file name: which documents the question is about. With
+        ``name_weight``, plus that weight times the share of the query's terms that are in
+        file names found in this one's ("the Q3 2022 10-Q" picks "2022 Q3 AAPL.pdf" out of
+        four Apple filings that all mention both words)."""
+        terms = query_terms(query) | period_aliases(query)
         n = len(self.doc_terms)
         if not terms or not n:
             return {}
         weights = {t: math.log(1 + (n - self.doc_df[t] + 0.5) / (self.doc_df[t] + 0.5)) for t in terms}
         total = sum(weights.values()) or 1.0
-        return {doc: sum(w for t, w in weights.items() if t in have) / total for doc, have in self.doc_terms.items()}
+        scores = {doc: sum(w for t, w in weights.items() if t in have) / total for doc, have in self.doc_terms.items()}
+        named = {t: math.log(1 + (n - self.name_df[t] + 0.5) / (self.name_df[t] + 0.5)) for t in terms if self.name_df[t]}
+        if name_weight > 0 and named:
+            total_named = sum(named.values())
+            for doc, have in self.name_terms.items():
+                scores[doc] += name_weight * sum(w for t, w in named.items() if t in have) / total_named
+        return scores
+
+    def search_pages(self, query: str, k: int) -> list[tuple[tuple[str, int], float]]:
+        """The ``k`` best pages ((document, page), score) by BM25 over whole pages."""
+        return [(self.page_keys[i], score) for i, score in self._pages.search(tokenize(query), k)]
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """The ``k`` best (node position, score) pairs, ties by position."""
-        scores = np.zeros(len(self.nodes), dtype=np.float64)
+        return self._chunks.search(tokenize(query), k)
+
+
+class _Postings:
+    """BM25 over a list of term counts, postings as numpy arrays: a search adds one weight
+    array per query term, so it stays fast at 100,000 chunks."""
+
+    def __init__(self, counts: list[Counter[str]], k1: float, b: float) -> None:
+        self.n = len(counts)
+        lengths = np.array([sum(c.values()) for c in counts], dtype=np.float64)
+        avg = float(lengths.mean()) if self.n else 0.0
+        collected: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+        for i, c in enumerate(counts):
+            for term, count in c.items():
+                docs, tfs = collected[term]
+                docs.append(i)
+                tfs.append(count)
+        norm = k1 * (1 - b + b * lengths / (avg or 1))
+        # term -> (positions, BM25 weight of the term at each): idf * tf (k1 + 1) / (tf + norm)
+        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for term, (docs, tfs) in collected.items():
+            idx = np.array(docs, dtype=np.int32)
+            tf = np.array(tfs, dtype=np.float64)
+            self.postings[term] = (idx, self.idf(term, len(docs)) * tf * (k1 + 1) / (tf + norm[idx]))
+
+    def idf(self, term: str, df: int | None = None) -> float:
+        if df is None:
+            found = self.postings.get(term)
+            df = len(found[0]) if found is not None else 0
+        return math.log(1 + (self.n - df + 0.5) / (df + 0.5))
+
+    def search(self, tokens: list[str], k: int) -> list[tuple[int, float]]:
+        """The ``k`` best (position, score) pairs, ties by position."""
+        scores = np.zeros(self.n, dtype=np.float64)
         hit = False
-        for term in sorted(set(tokenize(query))):
+        for term in sorted(set(tokens)):
             found = self.postings.get(term)
             if found is not None:
                 scores[found[0]] += found[1]
@@ -104,11 +142,16 @@ class BM25:
         candidates = np.flatnonzero(scores > 0)
         if len(candidates) > k:
             top = np.argpartition(-scores[candidates], k - 1)[:k]
-            # keep every candidate tied with the k-th score, so ties resolve by position as before
+            # keep every candidate tied with the k-th score, so ties resolve by position
             kth = scores[candidates[top]].min()
             candidates = candidates[scores[candidates] >= kth]
         order = np.lexsort((candidates, -scores[candidates]))[:k]
         return [(int(candidates[i]), float(scores[candidates[i]])) for i in order]
+
+
+def _stem_of(name: str) -> str:
+    """A file name without its extension ("2023 Q1 NVDA.pdf" → "2023 Q1 NVDA")."""
+    return name.rsplit(".", 1)[0] if "." in name[-6:] else name
 
 
 class KeywordCache:
