@@ -268,9 +268,10 @@ def test_doc_filter_limits_the_session_to_chosen_documents(data_dir: Path) -> No
     at.multiselect(key=f"doc_filter_{sid}").select("vega.txt").run()
     assert build_context(load_settings()).sessions.get(sid).doc_filter == ["vega.txt"]
 
-    at = ask(at, "Where did the Orion project launch?")
+    at = ask(at, "Where did the Orion project launch?")  # Orion is only in orion.md, out of scope
     files = {e.label for e in at.chat_message[-1].expander}
-    assert files and all("vega.txt" in label for label in files)
+    assert all("vega.txt" in label for label in files)
+    assert "don't mention Orion" in at.chat_message[-1].markdown[0].value
 
 
 def test_engine_error_is_shown_in_the_chat_and_the_question_kept(

@@ -17,15 +17,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from rag_core.text import query_terms, tokenize
+from rag_core.text import is_header, query_terms, tokenize
 
-# Lines that say what a table's columns and units are, rather than holding figures.
-_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_HEADER = re.compile(
-    r"(?:months|weeks|quarters?|years?|periods?)\s+ended|\bas of\b|\(in (?:millions|thousands|billions)"
-    r"|\bin (?:millions|thousands|billions)\b|^\s*" + _MONTHS + r"\s+\d{1,2},?\s*(?:\d{4})?\s*$|^\s*(?:19|20)\d{2}\s*$",
-    re.IGNORECASE,
-)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 LONG_LINE = 300  # characters: longer lines are prose, cut into sentences
 
@@ -59,15 +52,6 @@ def units(text: str) -> list[str]:
         else:
             out.append(line)
     return out
-
-
-def is_header(line: str) -> bool:
-    """A line that names a table's columns or units, or its title (mostly capitals:
-    "CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS (Unaudited)")."""
-    if _HEADER.search(line):
-        return True
-    letters = [c for c in line if c.isalpha()]
-    return len(letters) >= 12 and sum(c.isupper() for c in letters) >= 0.7 * len(letters)
 
 
 @dataclass

@@ -9,6 +9,7 @@ document list of the fusion (``doc_scores``) and the relevance signals use that.
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import Counter, defaultdict
 from typing import Any
@@ -18,6 +19,13 @@ from llama_index.core.schema import TextNode
 
 from rag_core.index import VectorIndex
 from rag_core.text import period_aliases, query_terms, tokenize
+
+
+def search_text(node: Any) -> str:
+    """What keyword search reads of a chunk: its text, and the title and table header its page
+    gives it (``context``, see ``ingestion.chunk_context``)."""
+    context = (node.metadata or {}).get("context")
+    return f"{context}\n{node.get_content()}" if context else node.get_content()
 
 
 def doc_of(node: Any) -> str:
@@ -33,7 +41,7 @@ class BM25:
     def __init__(self, nodes: list[TextNode], k1: float = 1.2, b: float = 0.75) -> None:
         self.nodes = nodes
         self.k1, self.b = k1, b
-        counts = [Counter(tokenize(node.get_content())) for node in nodes]
+        counts = [Counter(tokenize(search_text(node))) for node in nodes]
         self._chunks = _Postings(counts, k1, b)
         self.by_id: dict[str, TextNode] = {node.node_id: node for node in nodes}
         # Per document: every term of its chunks and of its file name ("2023 Q1 NVDA.pdf").
@@ -55,7 +63,9 @@ class BM25:
             if isinstance(page, int):
                 self.page_nodes[(doc_of(node), page)].append(i)
         self.page_keys = list(self.page_nodes)
-        self._pages = _Postings([sum((counts[i] for i in self.page_nodes[key]), Counter()) for key in self.page_keys], k1, b)
+        self._pages = _Postings(
+            [sum((counts[i] for i in self.page_nodes[key]), Counter()) for key in self.page_keys], k1, b
+        )
 
     def idf(self, term: str) -> float:
         """Inverse document frequency; a term found nowhere gets the highest value."""
@@ -84,12 +94,31 @@ class BM25:
         weights = {t: math.log(1 + (n - self.doc_df[t] + 0.5) / (self.doc_df[t] + 0.5)) for t in terms}
         total = sum(weights.values()) or 1.0
         scores = {doc: sum(w for t, w in weights.items() if t in have) / total for doc, have in self.doc_terms.items()}
-        named = {t: math.log(1 + (n - self.name_df[t] + 0.5) / (self.name_df[t] + 0.5)) for t in terms if self.name_df[t]}
+        named = {
+            t: math.log(1 + (n - self.name_df[t] + 0.5) / (self.name_df[t] + 0.5)) for t in terms if self.name_df[t]
+        }
         if name_weight > 0 and named:
             total_named = sum(named.values())
             for doc, have in self.name_terms.items():
                 scores[doc] += name_weight * sum(w for t, w in named.items() if t in have) / total_named
         return scores
+
+    def names_in(self, query: str) -> list[tuple[str, list[str]]]:
+        """The names in ``query`` — capitalised words inside the sentence (not its first word):
+        "Tesla", "Tesla's", "Johnson Controls", "COP26" — each with its search terms."""
+        out = []
+        for match in _NAME.finditer(query):
+            start = match.start()
+            if start == 0 or query[:start].rstrip().endswith((".", "?", "!", ":", '"')):
+                continue
+            terms = [t for t in tokenize(match.group(0)) if not t.isdigit() and len(t) > 1]
+            if terms:
+                out.append((match.group(0).removesuffix("'s").removesuffix("’s"), terms))
+        return out
+
+    def mentions(self, docs: set[str], terms: list[str]) -> bool:
+        """Whether any of ``docs`` (document keys) holds one of ``terms``, in its text or file name."""
+        return any(t in self.doc_terms.get(d, ()) or t in self.name_terms.get(d, ()) for d in docs for t in terms)
 
     def search_pages(self, query: str, k: int) -> list[tuple[tuple[str, int], float]]:
         """The ``k`` best pages ((document, page), score) by BM25 over whole pages."""
@@ -147,6 +176,10 @@ class _Postings:
             candidates = candidates[scores[candidates] >= kth]
         order = np.lexsort((candidates, -scores[candidates]))[:k]
         return [(int(candidates[i]), float(scores[candidates[i]])) for i in order]
+
+
+# A capitalised word (or run of them) of letters: "Tesla", "Tesla's", "Johnson Controls".
+_NAME = re.compile(r"\b[A-Z][A-Za-z0-9&-]{2,}(?:['’]s)?(?:\s+[A-Z][A-Za-z0-9&-]{2,})*")
 
 
 def _stem_of(name: str) -> str:
