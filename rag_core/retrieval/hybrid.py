@@ -260,7 +260,7 @@ class HybridRetriever(BaseRetriever):
         chosen = routes if len(routes) >= 2 else unmet
         per_name = []
         self.last_extras = {}
-        for name, docs in chosen:
+        for _name, docs in chosen:
             sub = HybridRetriever(
                 self.index,
                 self.keywords,
