@@ -111,7 +111,7 @@ class BM25:
             start = match.start()
             if start == 0 or query[:start].rstrip().endswith((".", "?", "!", ":", '"')):
                 continue
-            terms = [t for t in tokenize(match.group(0)) if not t.isdigit() and len(t) > 1]
+            terms = [t for t in tokenize(match.group(0)) if not t.isdigit() and len(t) > 1 and t not in _NOT_NAMES]
             if terms:
                 out.append((match.group(0).removesuffix("'s").removesuffix("’s"), terms))
         return out
@@ -180,6 +180,13 @@ class _Postings:
 
 # A capitalised word (or run of them) of letters: "Tesla", "Tesla's", "Johnson Controls".
 _NAME = re.compile(r"\b[A-Z][A-Za-z0-9&-]{2,}(?:['’]s)?(?:\s+[A-Z][A-Za-z0-9&-]{2,})*")
+
+
+# Capitalised words that are dates, not names.
+_NOT_NAMES = frozenset(
+    "january february march april may june july august september october november december jan feb mar apr "
+    "jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday".split()
+)
 
 
 def _stem_of(name: str) -> str:
