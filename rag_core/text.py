@@ -115,7 +115,9 @@ def period_aliases(text: str) -> set[str]:
 _MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _TABLE_HEADER = re.compile(
     r"(?:months|weeks|quarters?|years?|periods?)\s+ended|\bas of\b|\(in (?:millions|thousands|billions)"
-    r"|\bin (?:millions|thousands|billions)\b|^\s*" + _MONTHS + r"\s+\d{1,2},?\s*(?:\d{4})?\s*$|^\s*(?:19|20)\d{2}\s*$",
+    r"|\bin (?:millions|thousands|billions)\b|^\s*"
+    + _MONTHS
+    + r"\s+\d{1,2},?\s*(?:\d{4})?\s*$|^\s*(?:(?:19|20)\d{2}\s*)+$",
     re.IGNORECASE,
 )
 
