@@ -107,3 +107,13 @@ Write one question per line and nothing else.
 """
     + SUGGEST_MARKER
 )
+
+SUMMARY_PROMPT = """Summarise this conversation between a user and an assistant about the user's documents, in at most 150 words.
+Keep every name, figure, date and document it mentions, and what each question asked. Write only the summary.
+
+Summary so far: {previous}
+
+Conversation to add:
+{turns}
+
+Summary:"""

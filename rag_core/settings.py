@@ -232,6 +232,12 @@ class DocentSettings(BaseModel):
         description="History the rewrite of a follow-up sees, in tokens, the most recent kept (0: the same as "
         "memory_token_limit). Less history is a faster rewrite (docs/evaluation.md).",
     )
+    summary_mode: Literal["auto", "digest", "llm"] = Field(
+        default="auto",
+        description="How older turns are summarised once the history passes memory_token_limit: 'digest' (each "
+        "turn's question and the first sentence of its answer; instant), 'llm' (written by the LLM), 'auto' "
+        "(the LLM when it is a cloud model, else the digest: a local summary call would hold up answers).",
+    )
     system_prompt: str = Field(default=DEFAULT_SYSTEM_PROMPT, description="System prompt of the answering model.")
     answer_context_tokens: int = Field(
         default=600,

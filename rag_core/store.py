@@ -67,7 +67,20 @@ def m002_documents() -> str:
         """
 
 
-MIGRATIONS: list[Callable[[], str]] = [m001_sessions, m002_documents]
+def m003_summaries() -> str:
+    return """
+        CREATE TABLE summaries (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            upto_message_id INTEGER NOT NULL,  -- the summary stands for the messages up to this one
+            text TEXT NOT NULL,
+            created REAL NOT NULL
+        );
+        CREATE INDEX summaries_session ON summaries(session_id, id);
+        """
+
+
+MIGRATIONS: list[Callable[[], str]] = [m001_sessions, m002_documents, m003_summaries]
 
 
 class Database:
@@ -175,6 +188,16 @@ class Message:
     id: int | None = None
 
 
+@dataclass
+class Summary:
+    """What the model sees instead of a session's older messages (up to ``upto_message_id``)."""
+
+    text: str
+    upto_message_id: int
+    created: float
+    id: int | None = None
+
+
 class SessionStore:
     """Create, list, rename, delete sessions; append and read their messages."""
 
@@ -263,13 +286,30 @@ class SessionStore:
 
     def clear(self, session_id: str) -> None:
         with self.db.connect() as c:
+            c.execute("DELETE FROM summaries WHERE session_id = ?", (session_id,))
             c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
 
     def drop_after(self, session_id: str, message_id: int) -> int:
-        """Remove the session's messages after ``message_id`` (an answer being regenerated);
-        returns how many were removed."""
+        """Remove the session's messages after ``message_id`` (an answer being regenerated),
+        and summaries of them; returns how many messages were removed."""
         with self.db.connect() as c:
+            c.execute("DELETE FROM summaries WHERE session_id = ? AND upto_message_id > ?", (session_id, message_id))
             return c.execute("DELETE FROM messages WHERE session_id = ? AND id > ?", (session_id, message_id)).rowcount
+
+    def add_summary(self, session_id: str, upto_message_id: int, text: str) -> Summary:
+        """Record that ``text`` now stands for the session's messages up to ``upto_message_id``."""
+        now = time.time()
+        with self.db.connect() as c:
+            cur = c.execute(
+                "INSERT INTO summaries (session_id, upto_message_id, text, created) VALUES (?, ?, ?, ?)",
+                (session_id, upto_message_id, text, now),
+            )
+        return Summary(text, upto_message_id, now, cur.lastrowid)
+
+    def summaries(self, session_id: str) -> builtins.list[Summary]:
+        """The session's summaries, oldest first; the last one is what the model sees."""
+        rows = self.db.query("SELECT * FROM summaries WHERE session_id = ? ORDER BY id", (session_id,))
+        return [Summary(r["text"], r["upto_message_id"], r["created"], r["id"]) for r in rows]
 
     @staticmethod
     def _session(r: sqlite3.Row) -> Session:

@@ -291,3 +291,26 @@ def test_a_question_about_something_no_document_names_is_not_answered_from_a_nei
     assert llm.chats == []  # no figure borrowed from the Zephyr pump
     llm.script(answers=["42 litres per minute [1]."])
     assert indexed.chat.ask("How many litres per minute does the Zephyr pump deliver?").sources  # a known name
+
+
+def test_a_long_conversation_folds_its_older_turns_into_a_summary_not_dropping_them(make_settings, llm, tmp_path):
+    from rag_core import build_context
+
+    ctx = build_context(make_settings(memory_token_limit=1000, condense=False), llm=llm)
+    make_pdf(ZEPHYR_PAGES, tmp_path / "zephyr.pdf")
+    ctx.ingestion.ingest_file(tmp_path / "zephyr.pdf")
+    sid = ctx.sessions.create().id
+    for turn in range(1, 31):
+        filler = " ".join(["More words follow here about the pump and its many uses on the farm."] * 4)
+        llm.script(answers=[f"Pump {turn} delivers {100 + turn} litres per minute [1]. {filler}"])
+        ctx.chat.ask(f"How many litres per minute does Zephyr pump number {turn} deliver?", sid)
+    summaries = ctx.sessions.summaries(sid)
+    assert summaries, "the history passed the memory limit: older turns are summarised"
+    latest = summaries[-1].text
+    assert "Pump 2 delivers 102 litres per minute." in latest  # turn 2, kept as its first sentence
+    assert "More words follow" not in latest and "[1]" not in latest
+    last_prompt = llm.chats[-1]
+    assert last_prompt[1].role.value == "system" and "Summary of the earlier conversation" in last_prompt[1].content
+    assert "Pump 2 delivers 102 litres" in last_prompt[1].content
+    # the recent turns are still there word for word
+    assert any((m.content or "").startswith("Pump 29 delivers 129 litres per minute [1].") for m in last_prompt)

@@ -35,8 +35,10 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from rag_core.chat.evidence import Evidence, select_evidence
 from rag_core.chat.followups import complete_ellipsis, self_contained
+from rag_core.chat.summary import as_message
 from rag_core.prompts import CONDENSE_PROMPT, FENCE_RULE, NO_ANSWER, QUESTION_PROMPT
 from rag_core.providers.rerank import GuardedRerank
+from rag_core.store import Summary
 
 _FENCE_TAG = re.compile(r"</?\s*(?:passage|documents)", re.IGNORECASE)
 
@@ -187,11 +189,15 @@ class DocentChatEngine(BaseChatEngine):
             passages.append((unfence(text), unfence(file), page, meta.get("heading")))
         return select_evidence(question, passages, self._context_tokens, self._count_tokens, self._idf)
 
-    def messages(self, history: list[ChatMessage], evidence: list[Evidence], message: str) -> list[ChatMessage]:
-        """The answering prompt: the system prompt, the history, then the sources and the question."""
+    def messages(
+        self, history: list[ChatMessage], evidence: list[Evidence], message: str, summary: Summary | None = None
+    ) -> list[ChatMessage]:
+        """The answering prompt: the system prompt, the summary of older turns, the recent
+        history, then the sources and the question."""
         sources = "\n\n".join(ev.render() for ev in evidence)
         return [
             ChatMessage(role=MessageRole.SYSTEM, content=self._system_prompt),
+            *([as_message(summary)] if summary else []),
             *history,
             ChatMessage(role=MessageRole.USER, content=QUESTION_PROMPT.format(sources=sources, question=message)),
         ]

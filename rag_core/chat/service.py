@@ -26,6 +26,7 @@ from llama_index.core.utils import get_tokenizer
 from rag_core.chat.engine import DocentChatEngine, condense_question, rule_rewrite, trim_history
 from rag_core.chat.evidence import best_sentence
 from rag_core.chat.stream import AnswerStream, ChatTurn, Prepared
+from rag_core.chat.summary import fold
 from rag_core.errors import DocentError
 from rag_core.index import VectorIndex
 from rag_core.payloads import Source
@@ -34,7 +35,7 @@ from rag_core.providers.embeddings import MULTILINGUAL
 from rag_core.providers.models import ModelLoader
 from rag_core.retrieval import ConversationQueries, HybridRetriever, KeywordCache
 from rag_core.settings import DocentSettings
-from rag_core.store import Message, SessionStore
+from rag_core.store import Message, SessionStore, Summary
 from rag_core.text import cjk_share, is_cjk
 
 logger = logging.getLogger(__name__)
@@ -178,11 +179,12 @@ class ChatService:
 
     def _history(
         self, session_id: str | None, question: str, given: History | None, regenerate: bool
-    ) -> tuple[list[ChatMessage], list[str] | None, str]:
-        """The session's earlier messages, its document filter, and the question to answer;
-        stores the question first (a retry or a regeneration does not store it twice)."""
+    ) -> tuple[list[ChatMessage], Summary | None, list[str] | None, str]:
+        """The session's recent messages, the summary of the older ones, its document filter,
+        and the question to answer; stores the question first (a retry or a regeneration does
+        not store it twice)."""
         if session_id is None:
-            return as_chat_messages(given or []), None, question
+            return as_chat_messages(given or []), None, None, question
         session = self.sessions.get(session_id)
         past = self.sessions.messages(session_id)
         if regenerate:
@@ -198,8 +200,19 @@ class ChatService:
             past = past[:-1]  # a retry of a question whose answer failed: don't store it twice
         else:
             self.sessions.append(session_id, Message("user", question))
-        history = [ChatMessage(role=MessageRole(m.role), content=m.content) for m in past if m.content]
-        return history, session.doc_filter, question
+        past = [m for m in past if m.content]
+        summary, recent = fold(
+            self.sessions, session_id, past, self._memory_budget(question), count_tokens, self._summary_llm
+        )
+        history = [ChatMessage(role=MessageRole(m.role), content=m.content) for m in recent]
+        return history, summary, session.doc_filter, question
+
+    def _summary_llm(self):
+        """The model that writes summaries, or None for the digest (``summary_mode``)."""
+        mode = self.settings.summary_mode
+        if mode == "llm" or (mode == "auto" and self.settings.llm_provider == "openai"):
+            return self.models.llm()
+        return None
 
     def stream(
         self,
@@ -219,7 +232,7 @@ class ChatService:
             question, notices = self.check_question(question)
         else:
             notices = []
-        past, names, question = self._history(session_id, question, history, regenerate)
+        past, summary, names, question = self._history(session_id, question, history, regenerate)
 
         # After the question is stored: whatever fails from here on, the question is kept.
         self.index.ensure_compatible()
@@ -290,7 +303,7 @@ class ChatService:
             if found.notices:
                 served_by["rerank"] = "skipped: " + found.notices[0]
             evidence = engine.evidence(stream.condensed_question, found.nodes) if found.nodes else []
-            messages = engine.messages(kept, evidence, question) if evidence else None
+            messages = engine.messages(kept, evidence, question, summary) if evidence else None
             if messages is not None:
                 engine.llm  # noqa: B018 - load the model now, timed, before the first word
                 timings["prompt_tokens"] = sum(count_tokens(m.content or "") for m in messages)
