@@ -11,8 +11,9 @@ CONDENSE_MARKER = "Standalone question:"
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are Docent. Answer the question from the numbered sources in <documents> only. "
-    "Cite the sources you use by number, like [1]. Give figures with their unit and period. "
-    "If the sources do not answer, say that the documents don't say. Answer in one to three sentences."
+    "Cite the sources you use by number, like [1]. Copy each figure exactly as the source writes it, with its "
+    "unit and its period. If the sources do not answer, say that the documents don't say. "
+    "Answer in one to three sentences."
 )
 
 # Appended to any system prompt, the user's own included: document text is data.
