@@ -77,4 +77,7 @@ def test_answer_mode_asks_through_the_chat_and_scores(make_settings, llm, three_
     assert figures_["answer_accuracy"] == 1.0 and figures_["citation_page"] == 1.0
     assert figures_["refusal_rate"] == 1.0 and figures_["false_refusal_rate"] == 0.0
     assert details[0]["answer"]["answer"] == "It delivers 42 litres per minute [1]."
-    assert len(llm.chats) == 2  # one answer per question, through the chat's path
+    # the answerable question went through the chat's path to the model; "Tesla", which no
+    # document names, is refused before the model is asked
+    assert len(llm.chats) == 1 and "Zephyr" in str(llm.chats[0][-1].content)
+    assert details[1]["answer"]["refused_answer"] is True and "Tesla" in details[1]["answer"]["answer"]
