@@ -1,0 +1,109 @@
+"""Export a conversation (JSON to import elsewhere, Markdown to read) and import one.
+
+An export holds the messages with their sources and a digest of each cited document, so
+an import into another data folder can say which documents are missing there, or indexed
+with other content (``rag_core.exchange``). An imported file is read once: the uploader
+keeps showing it, and its report, until it is removed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import streamlit as st
+
+from rag_core import AppContext, DocentError, Session
+from ui import compat
+from ui.common import CHAT_PAGE, select_session
+from ui.markdown import escape_markdown
+
+IMPORTED = "imported_chat"  # {"file": uploader file id, "report": {...} or "error": message}
+
+
+def file_stem(name: str) -> str:
+    """A file name from a chat's name: letters, digits and dashes, at most 40 of them."""
+    stem = re.sub(r"[^\w]+", "-", name, flags=re.UNICODE).strip("-")[:40].strip("-")
+    return stem or "chat"
+
+
+def export_buttons(ctx: AppContext, session: Session) -> None:
+    """Two downloads; the file is written when the button is clicked, not on every run."""
+    exchange = compat.exchange()
+    if exchange is None:
+        return
+    stem = file_stem(session.name)
+
+    def as_json() -> bytes:
+        return json.dumps(exchange.export_session(ctx, session.id), ensure_ascii=False, indent=2).encode()
+
+    def as_markdown() -> bytes:
+        return exchange.export_markdown(ctx, session.id).encode()
+
+    left, right = st.columns(2)
+    left.download_button(
+        "⬇️ JSON",
+        as_json,
+        file_name=f"{stem}.docent.json",
+        mime="application/json",
+        key=f"export_json_{session.id}",
+        on_click="ignore",
+        help="The whole conversation with its sources, to import into Docent elsewhere",
+        width="stretch",
+    )
+    right.download_button(
+        "⬇️ Markdown",
+        as_markdown,
+        file_name=f"{stem}.md",
+        mime="text/markdown",
+        key=f"export_md_{session.id}",
+        on_click="ignore",
+        help="The conversation to read or share",
+        width="stretch",
+    )
+
+
+def import_box(ctx: AppContext) -> None:
+    """An uploader for an exported conversation, and what the import found."""
+    exchange = compat.exchange()
+    if exchange is None:
+        return
+    done = st.session_state.get(IMPORTED)
+    with st.expander("📥 Import a chat", expanded=bool(done)):
+        upload = st.file_uploader(
+            "A conversation exported from Docent (.json)", type=["json"], key="import_file", max_upload_size=50
+        )
+        if upload is None:
+            st.session_state.pop(IMPORTED, None)
+            return
+        if done is None or done["file"] != upload.file_id:
+            try:
+                report = exchange.import_session(ctx, upload.getvalue())
+            except DocentError as e:
+                st.session_state[IMPORTED] = {"file": upload.file_id, "error": str(e)}
+            else:
+                st.session_state[IMPORTED] = {
+                    "file": upload.file_id,
+                    "session": report.session_id,
+                    "messages": report.messages,
+                    "missing": list(report.missing),
+                    "changed": list(report.changed),
+                }
+                select_session(report.session_id)
+                st.switch_page(CHAT_PAGE)
+        show_report(st.session_state[IMPORTED])
+
+
+def show_report(done: dict) -> None:
+    if "error" in done:
+        st.error(done["error"])
+        return
+    st.success(f"Imported {done['messages']} message(s) as a new chat.")
+    if done["missing"]:
+        names = ", ".join(escape_markdown(n) for n in done["missing"])
+        st.warning(f"Cited but not indexed here: {names}. Upload them to open these sources.", icon="📄")
+    if done["changed"]:
+        names = ", ".join(escape_markdown(n) for n in done["changed"])
+        st.warning(f"Indexed here with other content: {names}. Their passages may not match.", icon="⚠️")
+    if not done["missing"] and not done["changed"]:
+        st.caption("Every cited document is indexed here, unchanged.")

@@ -1,0 +1,124 @@
+"""An answer while it is written: the search, a preview, the text streaming, a Stop button.
+
+Once the engine has stored the answer, the page runs again and draws it from the session
+like every other (``ui.answer``), with its controls. If the run is interrupted while the
+answer streams (Stop, a new question, any click: Streamlit stops the script at its next
+``st`` call), the stream is told to stop and drained, so that the engine stores the part
+written so far, marked as stopped, before the interruption goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import streamlit as st
+
+from rag_core import AppContext, DocentError
+from ui import compat
+from ui.answer import FOLLOW_UPS, LOADS
+from ui.common import ensure_llm
+from ui.markdown import escape_markdown, inert_markdown
+from ui.sources import sources_caption
+
+logger = logging.getLogger(__name__)
+
+CURSOR = " ▌"
+
+
+def write_answer(
+    ctx: AppContext, session_id: str, question: str, *, rewrite: str | None = None, regenerate: bool = False
+) -> None:
+    """Answer ``question`` in ``session_id`` (or the last question again), streamed into an
+    assistant message. Raises ``DocentError`` when it cannot; the question is kept."""
+    with st.chat_message("assistant"):
+        waited = ensure_llm(ctx)
+        options: dict[str, Any] = {}
+        if rewrite is not None and compat.stream_accepts(ctx, "rewrite"):
+            options["rewrite"] = rewrite
+        if regenerate and compat.stream_accepts(ctx, "regenerate"):
+            options["regenerate"] = True
+        stream = ctx.chat.stream(question, session_id, **options)
+        condensed = stream.condensed_question
+        if condensed and condensed.strip() != question.strip():
+            st.caption(f"🔎 Searched for: {escape_markdown(condensed)}")
+        for notice in stream.notices:
+            st.info(escape_markdown(notice), icon="ℹ️")
+        text = st.empty()
+        show_preview(text, getattr(stream, "preview", None))
+        if stream.sources:
+            st.caption(escape_markdown(sources_caption(stream.sources)))
+        stop_slot = st.empty()
+        if callable(getattr(stream, "stop", None)):
+            stop_slot.button("⏹️ Stop", key="stop_answer", help="Stop writing; the answer so far is kept.")
+        written = stream_text(stream, text)
+        stop_slot.empty()
+        turn = getattr(stream, "turn", None)
+        if turn is not None and turn.answer != written.strip():  # e.g. nothing was written
+            text.markdown(inert_markdown(turn.answer))
+    remember(ctx, session_id, question, waited)
+
+
+def show_preview(slot: Any, preview: dict[str, Any] | None) -> None:
+    """The sentence of the sources that best answers the question, marked as a preview,
+    until the first words of the answer replace it."""
+    if not preview or not preview.get("sentence"):
+        slot.markdown("…")
+        return
+    where = str(preview.get("file") or "")
+    if preview.get("page") not in (None, ""):
+        where += f", page {preview['page']}"
+    with slot.container():
+        st.caption(f"Preview, from {escape_markdown(where)}: the answer is being written…")
+        st.markdown("> " + escape_markdown(" ".join(str(preview["sentence"]).split())))
+
+
+def stream_text(stream: Iterable[str], placeholder: Any) -> str:
+    """Show an answer while it is written, like ``st.write_stream``.
+
+    Every frame is passed through ``inert_markdown`` first, so a half-written image or
+    link in the model's output never becomes live, even for a moment."""
+    deltas = iter(stream)
+    text = ""
+    try:
+        for delta in deltas:
+            text += delta
+            placeholder.markdown(inert_markdown(text) + CURSOR)
+    except BaseException:
+        # Streamlit interrupts a run by raising from the next st call: keep what was written.
+        stop = getattr(stream, "stop", None)
+        if callable(stop):
+            stop()
+            try:
+                for _ in deltas:  # the engine ends the answer here and stores it, marked as stopped
+                    pass
+            except Exception:
+                logger.exception("finishing a stopped answer")
+        raise
+    placeholder.markdown(inert_markdown(text))
+    return text
+
+
+def remember(ctx: AppContext, session_id: str, question: str, waited: float) -> None:
+    """What this browser keeps about the answer just stored: how long it waited for the
+    model, and the follow-up questions to offer under it."""
+    messages = ctx.sessions.messages(session_id)
+    if not messages or messages[-1].role != "assistant" or messages[-1].id is None:
+        return
+    last = messages[-1]
+    if waited:
+        st.session_state.setdefault(LOADS, {})[last.id] = waited
+    suggest = compat.suggestions(ctx)
+    if suggest is None or last.meta.get("stopped") or not last.sources:
+        return
+    started = time.perf_counter()
+    try:
+        with st.spinner("Suggesting follow-up questions…"):
+            questions = suggest.follow_ups(question, last.content, last.sources, n=2)
+    except DocentError as e:
+        logger.info("no follow-ups: %s", e)
+        return
+    logger.info("follow-ups in %.2f s", time.perf_counter() - started)
+    st.session_state.setdefault(FOLLOW_UPS, {})[last.id] = [q for q in questions if q.strip()][:2]
