@@ -225,10 +225,13 @@ class ChatService:
         return condense_question(self.models.llm(), question, _chat_messages(window))
 
     # ------------------------------------------------------------------ chat
-    def _history(self, session_id: str | None, question: str) -> tuple[list[ChatMessage], list[str] | None]:
-        """The session's earlier messages and document filter; stores the question first."""
+    def _history(
+        self, session_id: str | None, question: str, given: History | None = None
+    ) -> tuple[list[ChatMessage], list[str] | None]:
+        """The session's earlier messages and document filter; stores the question first.
+        Without a session, ``given`` (role, text) pairs are the history (evaluation)."""
         if session_id is None:
-            return [], None
+            return _chat_messages(given or []), None
         session = self.sessions.get(session_id)
         past = self.sessions.messages(session_id)
         if past and past[-1].role == "user" and past[-1].content == question:
@@ -238,22 +241,23 @@ class ChatService:
         history = [ChatMessage(role=MessageRole(m.role), content=m.content) for m in past if m.content]
         return history, session.doc_filter
 
-    def stream(self, question: str, session_id: str | None = None) -> AnswerStream:
-        """Start answering ``question`` in ``session_id`` (None: a one-off, nothing saved)."""
+    def stream(self, question: str, session_id: str | None = None, *, history: History | None = None) -> AnswerStream:
+        """Start answering ``question`` in ``session_id`` (None: a one-off, nothing saved, with
+        ``history`` as its conversation)."""
         question = (question or "").strip()
         if not question:
             raise DocentError("Type a question first.")
         started = time.perf_counter()
-        history, names = self._history(session_id, question)
+        past, names = self._history(session_id, question, history)
 
         # After the question is stored: whatever fails from here on, the question is kept.
         self.index.ensure_compatible()
         llm = self.models.llm()
         retriever = self.retriever(names)
-        retriever.conversation = self.conversation(question, [(m.role.value, m.content or "") for m in history])
+        retriever.conversation = self.conversation(question, [(m.role.value, m.content or "") for m in past])
         reranker = self.models.reranker()
         memory = ChatMemoryBuffer.from_defaults(
-            chat_history=history, token_limit=max(self.settings.memory_token_limit, 1), llm=llm
+            chat_history=past, token_limit=max(self.settings.memory_token_limit, 1), llm=llm
         )
         engine = DocentChatEngine(
             retriever,
@@ -305,5 +309,5 @@ class ChatService:
             secrets=secrets,
         )
 
-    def ask(self, question: str, session_id: str | None = None) -> ChatTurn:
-        return self.stream(question, session_id).result()
+    def ask(self, question: str, session_id: str | None = None, *, history: History | None = None) -> ChatTurn:
+        return self.stream(question, session_id, history=history).result()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.errors import ConfigError
-from rag_core.evaluation import MODES, EvalQuestion, format_table, load_questions, prepare_corpus, run_eval
+from rag_core.evaluation import ANSWER, MODES, EvalQuestion, format_table, load_questions, prepare_corpus, run_eval
 from rag_core.settings import leaf_fields, load_settings
 
 
@@ -29,7 +29,11 @@ def register_eval(subparsers: Any) -> None:
     )
     s.add_argument("--k", type=int, default=5, help="sources per search (default 5)")
     s.add_argument("--limit", type=int, help="only the first N questions of each questions file")
-    s.add_argument("--modes", default=",".join(MODES), help="comma-separated: raw,condensed,gold")
+    s.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help="comma-separated: raw,condensed,gold (retrieval), answer (each question answered by the LLM and scored)",
+    )
     s.add_argument("--json", action="store_true", help="print the result as one JSON object (the last line)")
     s.add_argument("--details", help="write one JSON line per question to this file")
     s.add_argument(
@@ -77,8 +81,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     ctx = prepare_corpus(settings, Path(args.corpus), cache_root, progress, fresh=args.fresh)
     if tty:
         print("\r\033[K", end="", file=sys.stderr)
-    if "condensed" in modes and any(q.history for q in questions):
-        progress("loading the LLM for condensing…", 0.0)
+    if ANSWER in modes or ("condensed" in modes and any(q.history for q in questions)):
+        progress("loading the LLM…", 0.0)
         ctx.llm()
     condense_cache = None if args.no_condense_cache else ctx.settings.data_dir / "condense-cache.jsonl"
     details: list[dict[str, Any]] = []

@@ -19,6 +19,14 @@ searches a follow-up: with its conversation when ``history_search`` is on) and `
 - ``false_refusals``: share of answerable questions for which nothing was retrieved;
   ``correct_refusals``: share of unanswerable ones for which nothing was retrieved.
 
+The ``answer`` mode (not in the default modes: it costs one LLM answer per question) asks
+each question through the chat's own path with the configured LLM, its history as the
+conversation, and scores the answer (``answers``): ``answer_accuracy`` (the gold figures or
+short span in the answer, numbers compared as numbers), ``answer_accuracy_page_retrieved``
+(the same where a gold page was among the sources), ``citation_page`` (a cited source is a
+gold page), ``refusal_rate`` / ``false_refusal_rate`` (the answer says the documents don't
+say, for unanswerable / answerable questions), besides the retrieval figures of its sources.
+
 Retrieval only: no answer is generated, so an evaluation costs one search per question
 and mode, plus one LLM call per follow-up for ``condensed``. The CLI indexes a corpus
 folder into a cache keyed by the files and the settings that shape the index, so a second
@@ -29,10 +37,12 @@ scores one search and summarises a mode; ``runner`` runs the whole thing.
 from rag_core.evaluation.corpus import CACHE_VERSION, READY_MARKER, corpus_key, eval_settings, prepare_corpus
 from rag_core.evaluation.metrics import SPAN_MAX, f1_tokens, file_matches, score_sources, summarise, token_f1
 from rag_core.evaluation.questions import EvalQuestion, as_questions, load_questions, parse_questions
-from rag_core.evaluation.runner import MODES, CondenseCache, format_table, run_eval
+from rag_core.evaluation.runner import ANSWER, KNOWN_MODES, MODES, CondenseCache, format_table, run_eval
 
 __all__ = [
+    "ANSWER",
     "CACHE_VERSION",
+    "KNOWN_MODES",
     "MODES",
     "READY_MARKER",
     "SPAN_MAX",

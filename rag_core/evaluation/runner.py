@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from rag_core.context import AppContext
 from rag_core.errors import ConfigError, DocentError
-from rag_core.evaluation.metrics import score_sources, summarise, token_f1
+from rag_core.evaluation.metrics import score_answer, score_sources, summarise, summarise_answers, token_f1
 from rag_core.evaluation.questions import EvalQuestion, as_questions
 from rag_core.files import Progress
 from rag_core.payloads import EvalResult
@@ -21,7 +21,9 @@ from rag_core.settings import DocentSettings
 
 logger = logging.getLogger(__name__)
 
-MODES = ("raw", "condensed", "gold")
+MODES = ("raw", "condensed", "gold")  # retrieval only: the default
+ANSWER = "answer"  # each question asked through the chat's own path, the answer scored
+KNOWN_MODES = (*MODES, ANSWER)
 
 
 class CondenseCache:
@@ -75,9 +77,9 @@ def run_eval(
     receives one dict per question and mode (query searched, ranks, files retrieved, retriever
     stats). Returns
     ``{"n", "k", "modes": {mode: {...figures...}}, "settings", "seconds"}``."""
-    unknown = [m for m in modes if m not in MODES]
+    unknown = [m for m in modes if m not in KNOWN_MODES]
     if unknown or not modes:
-        raise ConfigError(f"Unknown mode(s) {', '.join(unknown) or '(none)'}; known: {', '.join(MODES)}")
+        raise ConfigError(f"Unknown mode(s) {', '.join(unknown) or '(none)'}; known: {', '.join(KNOWN_MODES)}")
     qs = as_questions(questions)
     if limit:
         qs = qs[:limit]
@@ -90,50 +92,107 @@ def run_eval(
     report = progress or (lambda msg, frac: None)
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
     timings: dict[str, float] = {"condense_s": 0.0, "retrieve_s": 0.0}
+    if ANSWER in modes:
+        timings["answer_s"] = 0.0
     started = time.perf_counter()
     for i, q in enumerate(qs):
         detail: dict[str, Any] = {"id": q.id, "question": q.question}
         for mode in modes:
-            query, row = q.question, cast(dict[str, Any], {})
-            if mode == "condensed":
-                try:
-                    query = _condense(ctx, cache, q, timings)
-                except DocentError as e:  # one failed rewrite (e.g. a too long history) is a data point
-                    logger.warning("condensing %s failed: %s", q.id, e)
-                    row["condense_error"] = True
-                    detail["condense_error"] = str(e)
-                if q.gold_rewrite:
-                    row["rewrite_f1"] = round(token_f1(query, q.gold_rewrite), 4)
-            elif mode == "gold":
-                query = q.gold_rewrite or q.question
-            t = time.perf_counter()
-            stats: dict[str, Any] = {}
-            if mode == "condensed":  # searched as the chat engine searches a follow-up
-                sources = ctx.chat.retrieve(query, top_k=k, stats=stats, history=q.history_pairs(), typed=q.question)
+            if mode == ANSWER:
+                row = _answer_row(ctx, q, k, timings)
+                detail[mode] = {key: row[key] for key in _ANSWER_DETAIL if key in row}
             else:
-                sources = ctx.chat.retrieve(query, top_k=k, stats=stats)
-            timings["retrieve_s"] += time.perf_counter() - t
-            row.update(score_sources(q, sources, k))
+                row = _search_row(ctx, cache, q, mode, k, timings, detail)
             rows[mode].append(row)
-            detail[mode] = {"query": query}
-            detail[mode].update({key: row[key] for key in ("file_rank", "page_rank", "refused", "files") if key in row})
-            if "answer_found" in row:
-                detail[mode]["answer_found"] = row["answer_found"]
-            if stats:
-                detail[mode]["stats"] = stats
         if details is not None:
             details.append(detail)
-        hits = " ".join(f"{m}={'-' if not rows[m][-1]['file_rank'] else rows[m][-1]['file_rank']}" for m in modes)
+        hits = " ".join(_progress_mark(m, rows[m][-1]) for m in modes)
         report(f"[{i + 1}/{len(qs)}] {q.id}: {hits}", (i + 1) / len(qs))
     result: EvalResult = {
         "n": len(qs),
         "k": k,
-        "modes": {m: summarise(rows[m], qs) for m in modes},
+        "modes": {m: summarise_answers(rows[m], qs) if m == ANSWER else summarise(rows[m], qs) for m in modes},
         "settings": _retrieval_settings(settings),
         "seconds": round(time.perf_counter() - started, 1),
         "timings": {key: round(v, 1) for key, v in timings.items()},
     }
     return result
+
+
+def _progress_mark(mode: str, row: dict[str, Any]) -> str:
+    mark = f"{mode}={row.get('file_rank') or '-'}"
+    if "correct" in row:
+        mark += " right" if row["correct"] else " wrong"
+    return mark
+
+
+def _search_row(
+    ctx: AppContext,
+    cache: CondenseCache,
+    q: EvalQuestion,
+    mode: str,
+    k: int,
+    timings: dict[str, float],
+    detail: dict[str, Any],
+) -> dict[str, Any]:
+    """One search of one question in a retrieval mode, scored (and described in ``detail``)."""
+    query, row = q.question, cast(dict[str, Any], {})
+    if mode == "condensed":
+        try:
+            query = _condense(ctx, cache, q, timings)
+        except DocentError as e:  # one failed rewrite (e.g. a too long history) is a data point
+            logger.warning("condensing %s failed: %s", q.id, e)
+            row["condense_error"] = True
+            detail["condense_error"] = str(e)
+        if q.gold_rewrite:
+            row["rewrite_f1"] = round(token_f1(query, q.gold_rewrite), 4)
+    elif mode == "gold":
+        query = q.gold_rewrite or q.question
+    t = time.perf_counter()
+    stats: dict[str, Any] = {}
+    if mode == "condensed":  # searched as the chat engine searches a follow-up
+        sources = ctx.chat.retrieve(query, top_k=k, stats=stats, history=q.history_pairs(), typed=q.question)
+    else:
+        sources = ctx.chat.retrieve(query, top_k=k, stats=stats)
+    timings["retrieve_s"] += time.perf_counter() - t
+    row.update(score_sources(q, sources, k))
+    detail[mode] = {"query": query}
+    detail[mode].update({key: row[key] for key in ("file_rank", "page_rank", "refused", "files") if key in row})
+    if "answer_found" in row:
+        detail[mode]["answer_found"] = row["answer_found"]
+    if stats:
+        detail[mode]["stats"] = stats
+    return row
+
+
+_ANSWER_DETAIL = (
+    "answer",
+    "correct",
+    "cited_page",
+    "page_rank",
+    "file_rank",
+    "refused_answer",
+    "files",
+    "timings",
+    "error",
+)
+
+
+def _answer_row(ctx: AppContext, q: EvalQuestion, k: int, timings: dict[str, float]) -> dict[str, Any]:
+    """One question asked as the chat asks it (its history as the conversation), the answer scored."""
+    t = time.perf_counter()
+    try:
+        turn = ctx.chat.ask(q.question, history=q.history_pairs())
+    except DocentError as e:  # one failed answer (e.g. a too long prompt) is a data point
+        logger.warning("answering %s failed: %s", q.id, e)
+        timings["answer_s"] += time.perf_counter() - t
+        return {"file_rank": None, "page_rank": None, "refused": True, "refused_answer": True, "error": str(e)}
+    timings["answer_s"] += time.perf_counter() - t
+    row = score_sources(q, turn.sources, k)
+    row.update(score_answer(q, turn.answer, turn.sources))
+    row["answer"] = turn.answer
+    row["timings"] = turn.timings
+    return row
 
 
 def _condense(ctx: AppContext, cache: CondenseCache, q: EvalQuestion, timings: dict[str, float]) -> str:
@@ -195,6 +254,11 @@ def format_table(result: EvalResult) -> str:
         "rewrite_f1",
         "false_refusals",
         "correct_refusals",
+        "answer_accuracy",
+        "answer_accuracy_page_retrieved",
+        "citation_page",
+        "refusal_rate",
+        "false_refusal_rate",
     ]
     present = [c for c in columns if any(c in figures for figures in result["modes"].values())]
     lines = [f"{result['n']} questions, k={result['k']}, {result['seconds']} s"]
