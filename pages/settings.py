@@ -142,7 +142,7 @@ def save(before: DocentSettings, values: dict[str, Any]) -> None:
     # save_settings leaves out fields a DOCENT_* variable pins, so the variable's value
     # does not outlive the variable; the keys are never saved.
     try:
-        after = load_settings(**typed_keys(), **values)  # what this app will now run with
+        after = load_settings(None, **typed_keys(), **values)  # what this app will now run with
         save_settings(after)
     except DocentError as e:
         st.error(str(e))
