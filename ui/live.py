@@ -49,7 +49,7 @@ def write_answer(
         text = st.empty()
         show_preview(text, getattr(stream, "preview", None))
         if stream.sources:
-            st.caption(escape_markdown(sources_caption(stream.sources)))
+            st.caption(sources_caption(stream.sources))  # labels already escaped
         stop_slot = st.empty()
         if callable(getattr(stream, "stop", None)):
             stop_slot.button("⏹️ Stop", key="stop_answer", help="Stop writing; the answer so far is kept.")
