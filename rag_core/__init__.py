@@ -16,11 +16,14 @@ from rag_core.errors import (
     NotFoundError,
     ProviderError,
 )
+from rag_core.exchange import ImportReport, export_json, export_markdown, export_session, import_session
 from rag_core.ingestion import IngestionService, IngestResult
 from rag_core.loaders import SUPPORTED_EXTS
 from rag_core.payloads import EvalResult, Source
 from rag_core.settings import DocentSettings, RetrievalSettings, env_pinned_fields, load_settings, save_settings
 from rag_core.store import DocumentRecord, Message, Session
+from rag_core.suggestions import SuggestionService
+from rag_core.viewer import PageImage, PassageContext, Viewer
 
 __all__ = [
     "SUPPORTED_EXTS",
@@ -34,6 +37,7 @@ __all__ = [
     "DocentSettings",
     "DocumentRecord",
     "EvalResult",
+    "ImportReport",
     "IndexMismatchError",
     "IngestError",
     "IngestResult",
@@ -41,12 +45,20 @@ __all__ = [
     "Message",
     "ModelError",
     "NotFoundError",
+    "PageImage",
+    "PassageContext",
     "ProviderError",
     "RetrievalSettings",
     "Session",
     "Source",
+    "SuggestionService",
+    "Viewer",
     "build_context",
     "env_pinned_fields",
+    "export_json",
+    "export_markdown",
+    "export_session",
+    "import_session",
     "load_settings",
     "save_settings",
 ]

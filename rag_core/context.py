@@ -23,6 +23,8 @@ from rag_core.providers.llm import ProgressFn
 from rag_core.providers.models import ModelLoader
 from rag_core.settings import DocentSettings
 from rag_core.store import Database, DocumentRegistry, SessionStore
+from rag_core.suggestions import SuggestionService
+from rag_core.viewer import Viewer
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +43,9 @@ class AppContext:
     chat: ChatService
     models: ModelLoader
     recovered: list[str] = field(default_factory=list)
+    # Keyword-only, so they follow the defaulted field yet need no None default (pages use them as is).
+    viewer: Viewer = field(kw_only=True)  # page images and passages in context (rag_core/viewer.py)
+    suggestions: SuggestionService = field(kw_only=True)  # suggested questions (rag_core/suggestions.py)
 
     def llm(self, progress: ProgressFn | None = None) -> LLM:
         """The LLM, built and loaded on first use (assembling the local model if needed)."""
@@ -76,7 +81,19 @@ def build_context(
     ingestion = IngestionService(settings, index, registry)
     models = ModelLoader(settings, llm=llm, **({"reranker": reranker} if reranker is not None else {}))
     chat = ChatService(settings, index, sessions, models)
-    ctx = AppContext(settings, embed, index, db, sessions, registry, ingestion, chat, models)
+    ctx = AppContext(
+        settings,
+        embed,
+        index,
+        db,
+        sessions,
+        registry,
+        ingestion,
+        chat,
+        models,
+        viewer=Viewer(settings, registry, index),
+        suggestions=SuggestionService(settings, index, registry, models),
+    )
     if recover and index.mismatch() is None:
         ctx.recovered = ingestion.recover()
     return ctx

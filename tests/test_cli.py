@@ -167,3 +167,49 @@ def test_chroma_server_mode(tmp_path, corpus, chroma_server):
     o = lines(run(["ask", "--json", "How many litres per minute?"], data, extra_env=env).stdout)[0]
     assert o["sources"][0]["page"] == 2
     assert run(["check"], data, extra_env=env).returncode == 0
+
+
+def test_sessions_export_and_import_between_two_data_folders(tmp_path, corpus):
+    a, b = tmp_path / "a", tmp_path / "b"
+    key = "sk-cli-SECRET0123456789abcdef"
+    run(["ingest", str(corpus / "zephyr.pdf")], a)
+    stdin = "How many litres per minute does the Zephyr pump deliver?\nAnd what battery does it need?\n/quit\n"
+    answers = lines(run(["chat", "--json", "--session", "pumps"], a, stdin=stdin).stdout)
+    export = tmp_path / "pumps.json"
+    p = run(["sessions", "export", "pumps", "-o", str(export)], a, extra_env={"OPENAI_API_KEY": key})
+    assert "exported" in p.stderr and p.stdout == ""
+    data = json.loads(export.read_text())
+    assert key not in export.read_text()
+    assert data["docent_export"] == 1 and [m["role"] for m in data["messages"]] == ["user", "assistant"] * 2
+    md = run(["sessions", "export", "pumps", "--format", "md"], a, extra_env={"OPENAI_API_KEY": key}).stdout
+    assert md.startswith("# pumps") and "## Question" in md and "zephyr.pdf, page 2" in md and key not in md
+
+    report = lines(run(["sessions", "import", str(export), "--json"], b).stdout)
+    assert len(report) == 1
+    assert report[0] == {**report[0], "name": "pumps", "messages": 4, "missing": ["zephyr.pdf"], "changed": []}
+    text = run(["sessions", "import", str(export)], b).stdout
+    assert "Imported session 'pumps (imported)'" in text and "Not indexed here" in text and "zephyr.pdf" in text
+    sessions = {s["name"]: s for s in lines(run(["sessions", "list", "--json"], b).stdout)}
+    assert sessions["pumps"]["messages"] == 4 and sessions["pumps"]["id"] == report[0]["session_id"]
+    run(["ingest", str(corpus / "zephyr.pdf")], b)  # the same file: now nothing is missing
+    again = lines(run(["sessions", "import", str(export), "--json"], b).stdout)[0]
+    assert (again["missing"], again["changed"]) == ([], [])
+    # What the second answer cited comes back as it was.
+    reimported = json.loads(run(["sessions", "export", report[0]["session_id"]], b).stdout)
+    assert [m["content"] for m in reimported["messages"]] == [m["content"] for m in data["messages"]]
+    assert reimported["messages"][3]["sources"] == data["messages"][3]["sources"]
+    assert reimported["messages"][3]["condensed_question"] == answers[1]["condensed_question"]
+
+
+def test_sessions_import_refuses_a_bad_file_with_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"docent_export": 99, "session": {}, "messages": []}')
+    p = run(["sessions", "import", str(bad)], tmp_path / "data", check=False)
+    assert p.returncode == 2 and "newer Docent" in p.stderr and "Traceback" not in p.stderr
+    bad.write_text("not json at all")
+    p = run(["sessions", "import", str(bad)], tmp_path / "data", check=False)
+    assert p.returncode == 2 and "not JSON" in p.stderr
+    p = run(["sessions", "import", str(tmp_path / "absent.json")], tmp_path / "data", check=False)
+    assert p.returncode == 2 and "Cannot read" in p.stderr
+    p = run(["sessions", "export", "nope"], tmp_path / "data", check=False)
+    assert p.returncode == 2 and "No session 'nope'" in p.stderr

@@ -47,10 +47,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_docs)
 
-    s = sub.add_parser("sessions", help="list or delete sessions")
-    s.add_argument("action", choices=["list", "delete"])
-    s.add_argument("ids", nargs="*")
+    s = sub.add_parser(
+        "sessions",
+        help="list, delete, export or import sessions",
+        description="sessions list | sessions delete ID... | sessions export ID_OR_NAME [--format json|md] [-o FILE]"
+        " | sessions import FILE",
+    )
+    s.add_argument("action", choices=["list", "delete", "export", "import"])
+    s.add_argument("ids", nargs="*", help="session ids or names (delete, export); the file to import")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--format", choices=["json", "md"], default="json", help="export: JSON (to import) or Markdown")
+    s.add_argument("-o", "--output", help="export: write to this file instead of stdout")
     s.set_defaults(func=cmd_sessions)
 
     s = sub.add_parser("check", help="verify that docstore, Chroma and SQLite agree")

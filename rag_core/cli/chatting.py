@@ -6,10 +6,13 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from rag_core.cli.common import context, emit
 from rag_core.context import AppContext
-from rag_core.errors import DocentError
+from rag_core.errors import ConfigError, DocentError
+from rag_core.exchange import export_json, export_markdown, import_session
+from rag_core.files import atomic_write
 
 
 def _llm_progress(args: argparse.Namespace):
@@ -115,6 +118,10 @@ def _say(args: argparse.Namespace, obj: dict, text: str) -> None:
 
 def cmd_sessions(args: argparse.Namespace) -> int:
     ctx = context(args)
+    if args.action == "export":
+        return _export(ctx, args)
+    if args.action == "import":
+        return _import(ctx, args)
     if args.action == "delete":
         for sid in args.ids:
             s = ctx.sessions.find(sid)
@@ -129,4 +136,43 @@ def cmd_sessions(args: argparse.Namespace) -> int:
             emit({"id": s.id, "name": s.name, "messages": n, "updated": s.updated})
         else:
             print(f"{s.id}\t{s.name}\t{n} messages")
+    return 0
+
+
+def _export(ctx: AppContext, args: argparse.Namespace) -> int:
+    if len(args.ids) != 1:
+        raise DocentError("Give one session to export: sessions export ID_OR_NAME [--format json|md] [-o FILE].")
+    session = ctx.sessions.find(args.ids[0])
+    if session is None:
+        raise DocentError(f"No session {args.ids[0]!r}; `python -m rag_core sessions list` shows them.")
+    text = export_markdown(ctx, session.id) if args.format == "md" else export_json(ctx, session.id)
+    if args.output:
+        atomic_write(Path(args.output), text)
+        print(f"exported {session.id} ({session.name}) to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _import(ctx: AppContext, args: argparse.Namespace) -> int:
+    if len(args.ids) != 1:
+        raise DocentError("Give one file to import: sessions import FILE.")
+    path = Path(args.ids[0])
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"Cannot read {path}: {e.strerror or e}.") from None
+    report = import_session(ctx, data)
+    if args.json:
+        emit(report.as_json())
+        return 0
+    print(f"Imported session {report.name!r} ({report.session_id}): {report.messages} messages.")
+    if report.missing:
+        print(
+            f"Not indexed here (their passages show, but new questions cannot search them): {', '.join(report.missing)}"
+        )
+    if report.changed:
+        print(f"Indexed here with other content (a new answer may differ): {', '.join(report.changed)}")
+    if report.cited and not report.missing and not report.changed:
+        print("Every cited document is indexed here with the same content.")
     return 0
