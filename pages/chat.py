@@ -14,6 +14,7 @@ from rag_core import AppContext, DocentError, Message, Session
 from ui import compat
 from ui.answer import FOLLOW_UPS, PENDING, render_answer, render_follow_ups, render_user, request_answer
 from ui.common import NEW_CHAT, UPLOAD_PAGE, current_session, ensure_routed, mismatch_notice, require_context
+from ui.exchange import import_report
 from ui.live import write_answer
 from ui.markdown import escape_markdown
 from ui.sources import open_from_link, show_viewer
@@ -168,6 +169,7 @@ header.caption(
     f"Conversation: {escape_markdown(session.name)}" + (f" · 🔎 {scope_line(scope, names)}" if names else "")
 )
 mismatch_notice(ctx)
+import_report(session.id)
 
 messages = ctx.sessions.messages(session.id)
 open_from_link(messages)

@@ -448,6 +448,8 @@ def test_export_buttons_and_import_into_another_data_folder(
     monkeypatch.setenv("DOCENT_DATA_DIR", str(tmp_path / "elsewhere"))  # a fresh data folder, vega.txt only
     seed(VEGA)
     at = open_app()
+    assert not at.file_uploader  # the import box opens on demand: the page keeps a single drop zone
+    click(at, "import_open")
     at.sidebar.file_uploader(key="import_file").set_value([("orion.docent.json", exported, "application/json")])
     at.run()
     assert not at.exception, at.exception
@@ -456,7 +458,8 @@ def test_export_buttons_and_import_into_another_data_folder(
     assert at.session_state["session_id"] == imported.id
     assert [m.name for m in at.chat_message] == ["user", "assistant"]
     assert "Lisbon" in at.chat_message[-1].markdown[0].value
-    report = " ".join(texts(at.sidebar.warning))
+    assert any("Imported 2 message(s)" in m for m in texts(at.success))
+    report = " ".join(texts(at.main.warning))  # above the imported chat
     assert "Cited but not indexed here" in report and "orion.md" in report
     assert "vega.txt" not in report  # indexed here, the same content
 

@@ -145,7 +145,9 @@ ORION_PDF = make_pdf(
     ]
 )
 NOTES = (
-    b"# Notes\n\nSome intro text here.\n\nThe Vega telescope stands in the Atacama desert in Chile.\n\nMore after.\n"
+    b"# Field notes\n\nThe survey team arrived in March and set up camp near the ridge.\n\n"
+    b"## Telescope\n\nThe Vega telescope stands in the Atacama desert in Chile. It was built by 40 engineers.\n\n"
+    b"## Next\n\nThe next survey is planned for the autumn, weather permitting.\n"
 )
 
 
@@ -181,7 +183,7 @@ def test_the_viewer_shows_the_pdf_page_with_the_passage_and_pages_through(indexe
     assert at.markdown[0].value == "#### orion.pdf"
     assert len(at.get("image")) == 1
     assert "Page **2** of 2" in [m.value for m in at.markdown]
-    assert any("highlighted above" in c for c in texts(at.caption))
+    assert any("highlighted on the page" in c for c in texts(at.caption))
     assert "approved by the board" in at.text[0].value
     assert at.button(key="viewer_next").proto.disabled
 
@@ -193,9 +195,10 @@ def test_the_viewer_shows_the_pdf_page_with_the_passage_and_pages_through(indexe
 def test_the_viewer_marks_a_text_passage_in_its_surroundings(indexed: list) -> None:
     at = open_viewer(indexed, 2)
     assert at.markdown[0].value == "#### notes.md"
-    [context] = [m.value for m in at.markdown if "orange-background" in m.value]
-    assert ":orange-background[" in context and "Atacama desert" in context
-    assert context.index("intro text") < context.index(":orange-background[")  # the text before it, too
+    [context] = [m.value for m in at.markdown if "yellow-background" in m.value]
+    assert ":yellow-background[" in context and "Atacama desert" in context
+    assert context.index("set up camp") < context.index(":yellow-background[")  # the text around it, too
+    assert context.index("planned for the autumn") > context.rindex(":yellow-background[")
 
 
 def test_the_viewer_says_when_the_document_is_gone(indexed: list) -> None:
@@ -206,7 +209,7 @@ def test_the_viewer_says_when_the_document_is_gone(indexed: list) -> None:
 
 def test_marked_text_stays_text() -> None:
     out = marked_markdown("before <b>", "a ] :red[x] *b*", "after ![p](http://e/p.png)")
-    assert out.count(":orange-background[") == 1
+    assert out.count(":yellow-background[") == 1
     assert "\\]" in out and "&#58;red" in out and "\\*b\\*" in out and "!\\[p\\]" in out and "&lt;b>" in out
 
 

@@ -18,7 +18,8 @@ from ui import compat
 from ui.common import CHAT_PAGE, select_session
 from ui.markdown import escape_markdown
 
-IMPORTED = "imported_chat"  # {"file": uploader file id, "report": {...} or "error": message}
+IMPORTING = "importing_chat"  # the import box is open
+IMPORTED = "imported_chat"  # {"file": uploader file id, "name", "messages", "missing", "changed"} or "error"
 
 
 def file_stem(name: str) -> str:
@@ -64,19 +65,20 @@ def export_buttons(ctx: AppContext, session: Session) -> None:
 
 
 def import_box(ctx: AppContext) -> None:
-    """An uploader for an exported conversation, and what the import found."""
+    """ "Import a chat…", then an uploader for an exported conversation and what the import
+    found. The uploader appears only when asked for: a page has one drop zone, its own."""
     exchange = compat.exchange()
     if exchange is None:
         return
-    done = st.session_state.get(IMPORTED)
-    with st.expander("📥 Import a chat", expanded=bool(done)):
+    if not st.session_state.get(IMPORTING):
+        st.button("📥 Import a chat…", key="import_open", type="tertiary", on_click=_importing, args=(True,))
+        return
+    with st.container(border=True, key="import_box"):
         upload = st.file_uploader(
-            "A conversation exported from Docent (.json)", type=["json"], key="import_file", max_upload_size=50
+            "A conversation exported from Docent (.json)", type=["json"], key="import_file", max_upload_size=64
         )
-        if upload is None:
-            st.session_state.pop(IMPORTED, None)
-            return
-        if done is None or done["file"] != upload.file_id:
+        done = st.session_state.get(IMPORTED)
+        if upload is not None and (done is None or done["file"] != upload.file_id):
             try:
                 report = exchange.import_session(ctx, upload.getvalue())
             except DocentError as e:
@@ -85,20 +87,36 @@ def import_box(ctx: AppContext) -> None:
                 st.session_state[IMPORTED] = {
                     "file": upload.file_id,
                     "session": report.session_id,
+                    "name": getattr(report, "name", ""),
                     "messages": report.messages,
                     "missing": list(report.missing),
                     "changed": list(report.changed),
                 }
                 select_session(report.session_id)
                 st.switch_page(CHAT_PAGE)
-        show_report(st.session_state[IMPORTED])
+        done = st.session_state.get(IMPORTED)
+        if upload is not None and done is not None:
+            if "error" in done:
+                st.error(done["error"])
+            else:
+                st.caption(f"✅ Imported {done['messages']} message(s); what it found is above the chat.")
+        st.button("Close", key="import_close", type="tertiary", on_click=_importing, args=(False,))
 
 
-def show_report(done: dict) -> None:
-    if "error" in done:
-        st.error(done["error"])
+def _importing(on: bool) -> None:
+    st.session_state[IMPORTING] = on
+    if not on:
+        st.session_state.pop(IMPORTED, None)
+
+
+def import_report(session_id: str) -> None:
+    """Above an imported chat: what was imported, and the documents it cites that are not
+    here, or here with other content (their sources will not open, or may not match)."""
+    done = st.session_state.get(IMPORTED)
+    if not done or done.get("session") != session_id:
         return
-    st.success(f"Imported {done['messages']} message(s) as a new chat.")
+    name = f" as “{escape_markdown(done['name'])}”" if done.get("name") else ""
+    st.success(f"Imported {done['messages']} message(s){name}.", icon="📥")
     if done["missing"]:
         names = ", ".join(escape_markdown(n) for n in done["missing"])
         st.warning(f"Cited but not indexed here: {names}. Upload them to open these sources.", icon="📄")

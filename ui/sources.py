@@ -174,16 +174,18 @@ def _pdf_page(tool: Any, state: dict[str, Any], sources: list[Source]) -> None:
     n = state["n"] if state["n"] in here else (here[0] if here else None)
     passage = str(sources[n - 1].get("text") or "") if n else None
     image = tool.page_image(file, page, highlight=passage)
-    _page_navigation(state, page, int(image.pages))
-    st.image(image.png, width="stretch")  # the passage is highlighted on it (ctx.viewer)
-    if n is None:
-        st.caption("No passage of this answer is on this page.")
-        return
-    if not image.found:
-        st.caption(f"Passage [{n}] could not be located on the page image; its text:")
-    else:
-        st.caption(f"Passage [{n}], highlighted above:")
-    st.text(passage or "")
+    left, right = st.columns([3, 2], gap="medium")
+    left.image(image.png, width="stretch")  # the passage is highlighted on it (ctx.viewer)
+    with right:
+        _page_navigation(state, page, int(image.pages))
+        if n is None:
+            st.caption("No passage of this answer is on this page.")
+        elif image.found:
+            st.caption(f"Passage [{n}], highlighted on the page:")
+        else:
+            st.caption(f"Passage [{n}] could not be located on the page image; its text:")
+        if n is not None:
+            st.text(passage or "")
 
 
 def _page_navigation(state: dict[str, Any], page: int, pages: int) -> None:
@@ -213,7 +215,7 @@ def marked_markdown(before: str, passage: str, after: str) -> str:
     Each paragraph of the passage is wrapped in Streamlit's background directive; the
     text inside is escaped, so it can neither close the directive nor open another."""
     marked = "\n\n".join(
-        f":orange-background[{escape_markdown(part.strip())}]" for part in passage.split("\n\n") if part.strip()
+        f":yellow-background[{escape_markdown(part.strip())}]" for part in passage.split("\n\n") if part.strip()
     )
     parts = [escape_markdown(before).rstrip(), marked, escape_markdown(after).lstrip()]
     return "\n\n".join(p for p in parts if p).replace("\n", "  \n").replace("  \n  \n", "\n\n")

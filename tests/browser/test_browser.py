@@ -52,7 +52,7 @@ def drop_files(page: Page, files: list[tuple[str, bytes, str]]) -> None:
         }""",
         payload,
     )
-    zone = page.get_by_test_id("stFileUploaderDropzone")
+    zone = page.get_by_test_id("stMain").get_by_test_id("stFileUploaderDropzone")
     for event in ("dragenter", "dragover", "drop"):
         zone.dispatch_event(event, {"dataTransfer": transfer})
 
@@ -121,7 +121,7 @@ def test_drop_pdfs_chat_reload_and_switch_sessions(server, page: Page) -> None:
     screenshot(page, "chat")
     source_button(second, "orion.pdf · page 2").click()  # the viewer opens on the passage
     expect(page.get_by_role("dialog")).to_contain_text("approved by the board")
-    page.keyboard.press("Escape")
+    page.get_by_role("dialog").get_by_role("button", name="Close").click()
     expect(page.get_by_role("dialog")).to_have_count(0)
 
     first_session = session_in_url(page)

@@ -21,8 +21,11 @@ ENV = {"DOCENT_LLM_PROVIDER": "extractive", "DOCENT_EMBED_PROVIDER": "hash"}
 
 
 def download(page: Page, name: str, folder: Path) -> Path:
+    button = page.get_by_test_id("stSidebar").get_by_role("button", name=name)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=60_000)  # the run is over
+    expect(button).to_be_enabled()
     with page.expect_download() as done:
-        page.get_by_test_id("stSidebar").get_by_role("button", name=name).click()
+        button.click()
     path = folder / done.value.suggested_filename
     done.value.save_as(path)
     return path
@@ -50,20 +53,24 @@ def test_export_then_import_into_a_fresh_data_folder(tmp_path: Path, page: Page)
     text = readable.read_text()
     assert "Where did the Orion project launch?" in text and "4 million euros" in text and "orion.pdf" in text
 
+    (tmp_path / "two").mkdir()
     second = start_server(tmp_path / "two", ENV)  # a fresh data folder, no document
     try:
         page.goto(second.url)
         go(page, "Chat")
         sidebar = page.get_by_test_id("stSidebar")
-        sidebar.get_by_text("Import a chat").click()
+        sidebar.get_by_role("button", name="Import a chat").click()
         sidebar.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(exported))
-        expect(sidebar).to_contain_text("Imported 4 message(s)", timeout=60_000)
-        expect(sidebar).to_contain_text("Cited but not indexed here")
-        expect(sidebar).to_contain_text("orion.pdf")
+        main = page.get_by_test_id("stMainBlockContainer")
+        expect(main).to_contain_text("Imported 4 message(s)", timeout=60_000)
+        missing = main.get_by_text("Cited but not indexed here")
+        expect(missing).to_contain_text("orion.pdf")  # this folder has no document at all
+        expect(missing).to_contain_text("vega.pdf")
         expect(answers(page)).to_have_count(2)
         expect(answers(page).last).to_contain_text("4 million euros")
         named = page.get_by_test_id("stSidebar").get_by_role("button", name="Where did the Orion project launch?")
         expect(named).to_have_count(1)
+        page.get_by_role("heading", level=1).scroll_into_view_if_needed()
         screenshot(page, "import")
         imported = session_in_url(page)
 
