@@ -12,7 +12,7 @@ import streamlit as st
 
 from rag_core import AppContext, DocentError, Message, Session
 from ui import compat
-from ui.answer import FOLLOW_UPS, PENDING, render_answer, render_follow_ups, render_user, request_answer
+from ui.answer import FOLLOW_UPS, PENDING, render_answer, render_user, request_answer
 from ui.common import NEW_CHAT, UPLOAD_PAGE, current_session, ensure_routed, mismatch_notice, require_context
 from ui.exchange import import_report
 from ui.live import write_answer
@@ -84,9 +84,8 @@ def _draw(ctx: AppContext, session: Session, messages: list[Message], start: int
             latest=is_last,
             can_rewrite=can_rewrite,
             can_regenerate=can_regenerate,
+            follow_ups=st.session_state.get(FOLLOW_UPS, {}).get(message.id) if is_last else None,
         )
-        if is_last:
-            render_follow_ups(st.session_state.get(FOLLOW_UPS, {}).get(message.id, []), str(message.id))
 
 
 def offer_retry(session_id: str, messages: list[Message]) -> None:

@@ -345,6 +345,26 @@ def test_a_new_chat_offers_questions_from_the_documents(data_dir: Path) -> None:
     assert not [b for b in at.button if (b.key or "").startswith("suggestion_")]  # not once a question is asked
 
 
+def test_follow_up_questions_under_the_latest_answer(data_dir: Path) -> None:
+    guide = (
+        "pump-guide.md",
+        b"# Pump guide\n\n## Installation\n\nMount the pump on a level concrete base.\n\n"
+        b"## Maintenance\n\nClean the filter every 200 hours.\n\n## Troubleshooting\n\nIf it hums, check the capacitor.\n",
+        "text/markdown",
+    )
+    seed(guide)
+    at = ask(open_app(), "How often is the filter cleaned?")
+    offered = [b for b in at.chat_message[-1].button if (b.key or "").startswith("follow_up_")]
+    assert 1 <= len(offered) <= 2
+    question = plain(offered[0].label).removeprefix("↪ ")
+    offered[0].click().run()
+    assert not at.exception, at.exception
+    sid = at.session_state["session_id"]
+    assert [m.content for m in stored(sid) if m.role == "user"] == ["How often is the filter cleaned?", question]
+    first = at.chat_message[1]
+    assert not [b for b in first.button if (b.key or "").startswith("follow_up_")]  # only under the latest
+
+
 def test_long_conversations_show_the_summary_of_older_turns(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DOCENT_MEMORY_TOKEN_LIMIT", "120")
     seed(ORION, VEGA)

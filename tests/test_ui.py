@@ -49,6 +49,8 @@ def test_sources_are_grouped_by_file_and_page_in_citation_order() -> None:
         ("orion.pdf", 2, [2]),
         ("notes.md", None, [4]),
     ]
+    sections = [{"file": "a.md", "heading": h, "text": t} for h, t in (("A", "1"), ("B", "2"), ("A", "3"))]
+    assert [(g.heading, g.numbers) for g in group_sources(sections)] == [("A", [1, 3]), ("B", [2])]  # per section
     message = Message("assistant", "Lisbon [1], 4 million euros [2].", sources=SOURCES, id=7)
     at = draw(message, session_id="s1")
     assert [plain(b.label) for b in at.button if b.key.startswith("src_")] == [

@@ -56,8 +56,10 @@ def render_answer(
     latest: bool = False,
     can_rewrite: bool = False,
     can_regenerate: bool = False,
+    follow_ups: list[str] | None = None,
 ) -> None:
-    """A stored answer with what it was based on; the latest one with its controls."""
+    """A stored answer with what it was based on; the latest one with its controls and the
+    follow-up questions suggested under it."""
     meta = message.meta or {}
     key = str(message.id if message.id is not None else "draft")
     with st.chat_message("assistant"):
@@ -91,6 +93,7 @@ def render_answer(
             with st.popover("📋 Copy", type="tertiary", key=f"copy_{key}"):
                 st.caption("The answer with its sources, as Markdown (copy button at the top right):")
                 st.code(answer_markdown(message.content, message.sources), language="markdown", wrap_lines=True)
+        render_follow_ups(follow_ups or [], key)
 
 
 def searched(

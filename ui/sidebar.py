@@ -55,14 +55,9 @@ def _session_button(session: Session, current: Session, repeated: set[str]) -> N
     if name in repeated:
         name += f" · {datetime.fromtimestamp(session.updated):%H:%M}"
     label = ("💬 " if is_current else "") + escape_markdown(name)
-    started = datetime.fromtimestamp(session.created)
-    if st.button(
-        label,
-        key=f"open_{session.id}",
-        type="primary" if is_current else "secondary",
-        width="stretch",
-        help=f"Started {started:%d %b %Y, %H:%M}; last message {datetime.fromtimestamp(session.updated):%d %b, %H:%M}",
-    ):
+    # No tooltip: with one, Streamlit draws a stretched button twice (one hidden), and the
+    # day headings and the time of repeated names already tell chats apart.
+    if st.button(label, key=f"open_{session.id}", type="primary" if is_current else "secondary", width="stretch"):
         select_session(session.id)
         st.switch_page(CHAT_PAGE)
 

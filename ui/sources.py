@@ -49,14 +49,16 @@ class SourceGroup:
 
 
 def group_sources(sources: list[Source]) -> list[SourceGroup]:
-    """One group per (file, page), in the order the answer first cites them."""
-    groups: dict[tuple[str, int | None], SourceGroup] = {}
+    """One group per file and page (per file and section for formats without pages), in
+    the order the answer first cites them."""
+    groups: dict[tuple[str, int | None, str | None], SourceGroup] = {}
     for n, source in enumerate(sources, start=1):
         file = str(source.get("file") or "unknown file")
-        page = source.get("page")
-        key = (file, page if page not in ("", None) else None)
+        page = source.get("page") if source.get("page") not in ("", None) else None
+        heading = source.get("heading") if page is None else None
+        key = (file, page, heading)
         if key not in groups:
-            groups[key] = SourceGroup(file, key[1], page_label=source.get("page_label"), heading=source.get("heading"))
+            groups[key] = SourceGroup(file, page, page_label=source.get("page_label"), heading=heading)
         groups[key].numbers.append(n)
     return list(groups.values())
 

@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import stop_server
 from tests.browser.fake_llm import FakeOpenAI, fake_openai
-from tests.browser.seed import start_seeded_server
+from tests.browser.helpers import new_chat, settled, start_seeded_server
 from tests.browser.test_browser import ORION_PDF, VEGA_PDF, answers, ask, go, screenshot, session_in_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
@@ -45,13 +45,6 @@ def stored(server, session_id: str) -> list[dict]:
             (session_id,),
         ).fetchall()
     return [{"role": r, "content": c, "condensed": q, "meta": json.loads(m or "{}")} for r, c, q, m in rows]
-
-
-def new_chat(page: Page) -> None:
-    before = session_in_url(page)
-    page.get_by_test_id("stSidebar").get_by_role("button", name="New chat", exact=False).first.click()
-    expect(page).not_to_have_url(re.compile(before))
-    expect(answers(page)).to_have_count(0)
 
 
 def test_stop_keeps_the_partial_answer_marked_as_stopped(cited, page: Page) -> None:
@@ -128,6 +121,7 @@ def test_the_search_of_a_follow_up_can_be_corrected(cited, page: Page) -> None:
     new_chat(page)
     ask(page, "Where did the Orion project launch?")
     expect(answers(page).last).to_contain_text("Answered in", timeout=60_000)
+    settled(page)
     ask(page, "And the telescope?")
     follow_up = answers(page).nth(1)
     expect(follow_up).to_contain_text("Answered in", timeout=60_000)

@@ -15,8 +15,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import start_server, stop_server
-from tests.browser.seed import start_seeded_server
-from tests.browser.test_browser import ORION_PDF, VEGA_PDF, answers, ask, go, screenshot, session_in_url
+from tests.browser.helpers import new_chat, settled, start_seeded_server
+from tests.browser.test_browser import ORION_PDF, VEGA_PDF, answers, ask, go, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
@@ -38,7 +38,8 @@ def seeded(tmp_path_factory: pytest.TempPathFactory):
 
 
 def sidebar_chats(page: Page):
-    return page.get_by_test_id("stSidebar").locator("[class*='st-key-open_'] button")
+    """The conversations listed in the sidebar (one element each, holding its button)."""
+    return page.get_by_test_id("stSidebar").locator("[class*='st-key-open_']")
 
 
 def test_suggested_questions_and_follow_ups(seeded, page: Page) -> None:
@@ -66,7 +67,7 @@ def test_suggested_questions_and_follow_ups(seeded, page: Page) -> None:
 def test_a_long_conversation_shows_the_summary_where_the_older_turns_were(seeded, page: Page) -> None:
     page.goto(seeded.url)
     go(page, "Chat")
-    page.get_by_test_id("stSidebar").get_by_role("button", name="New chat").first.click()
+    new_chat(page)
     for question in (
         "Where did the Orion project launch?",
         "What was the budget of the Orion project?",
@@ -74,6 +75,7 @@ def test_a_long_conversation_shows_the_summary_where_the_older_turns_were(seeded
         "How often is the pump filter cleaned?",
         "What if the pump hums but does not start?",
     ):
+        settled(page)
         count = answers(page).count()
         ask(page, question)
         expect(answers(page)).to_have_count(count + 1)
@@ -90,13 +92,14 @@ def test_a_long_conversation_shows_the_summary_where_the_older_turns_were(seeded
 def test_the_header_names_the_documents_in_scope(seeded, page: Page) -> None:
     page.goto(seeded.url)
     go(page, "Chat")
-    page.get_by_test_id("stSidebar").get_by_role("button", name="New chat").first.click()
+    new_chat(page)
     header = page.get_by_test_id("stCaptionContainer").filter(has_text="Conversation:")
     expect(header).to_contain_text("Searching all 3 document(s)")
     page.get_by_test_id("stMultiSelect").click()
     page.get_by_role("option", name="vega.pdf").click()
     page.keyboard.press("Escape")
     expect(header).to_contain_text("Searching 1 of 3 documents: vega.pdf")
+    settled(page)
     ask(page, "Where did the Orion project launch?")  # only vega.pdf can answer
     answer = answers(page).last
     expect(answer).to_contain_text("Answered in")
@@ -109,17 +112,19 @@ def test_the_chat_list_by_day_search_rename_and_no_empty_pile(seeded, page: Page
     page.goto(seeded.url)
     go(page, "Chat")
     sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_role("button", name="New chat").first.click()
-    fresh = session_in_url(page)
+    new_chat(page)
+    ask(page, "How often is the pump filter cleaned?")  # another chat, which the search below leaves out
+    expect(answers(page).last).to_contain_text("Answered in")
+    fresh = new_chat(page)
     for _ in range(2):  # the empty new chat is reused
-        sidebar.get_by_role("button", name="New chat").first.click()
-        expect(page).to_have_url(re.compile(fresh))
+        assert new_chat(page) == fresh
     expect(sidebar.get_by_role("button", name="💬 New chat")).to_have_count(1)
 
     ask(page, "   ")  # only spaces: nothing asked, nothing renamed, no error
     expect(page.get_by_text("Type a question first")).to_be_visible()
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
+    settled(page)
     ask(page, "Where does the Vega telescope stand?")
     expect(answers(page).last).to_contain_text("Atacama")
     expect(sidebar.get_by_role("button", name="💬 Where does the Vega telescope stand?")).to_be_visible()
@@ -128,6 +133,7 @@ def test_the_chat_list_by_day_search_rename_and_no_empty_pile(seeded, page: Page
 
     expect(sidebar.get_by_text("Today", exact=True)).to_be_visible()
     total = sidebar_chats(page).count()
+    assert total >= 2
     sidebar.get_by_placeholder("Search chats").fill("vega telescope")
     sidebar.get_by_placeholder("Search chats").press("Enter")
     expect(sidebar_chats(page)).not_to_have_count(total)

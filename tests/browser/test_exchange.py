@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import start_server, stop_server
-from tests.browser.seed import start_seeded_server
+from tests.browser.helpers import start_seeded_server
 from tests.browser.test_browser import ORION_PDF, VEGA_PDF, answers, ask, go, screenshot, session_in_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import stop_server
-from tests.browser.seed import start_seeded_server
+from tests.browser.helpers import start_seeded_server
 from tests.browser.test_browser import ORION_PDF, answers, ask, go, screenshot, source_button
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
