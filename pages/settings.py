@@ -231,6 +231,8 @@ if pinned:
 
 st.subheader("Answering model")
 provider = choose(settings, "llm_provider", "LLM provider")
+if provider != settings.llm_provider:
+    st.caption("Not saved yet: press **Save settings** below to answer with it.")
 edited = settings_form(settings, provider)
 if edited is not None:
     save(settings, edited)
