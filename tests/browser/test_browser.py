@@ -168,17 +168,17 @@ def test_markup_in_a_document_stays_inert(server, page: Page) -> None:
 def test_a_typed_key_is_used_for_the_session_only(server, page: Page) -> None:
     page.goto(server.url)
     go(page, "Settings")
-    key_box = page.get_by_label("OpenAI-compatible API key")
+    key_box = page.get_by_role("textbox", name="Cohere API key")  # the OpenAI one shows with that provider only
     expect(key_box).to_have_attribute("type", "password")
-    key_box.fill("sk-browser-typed-key-0123456789")
+    key_box.fill("co-browser-typed-key-0123456789")
     page.get_by_role("button", name="Use these keys").click()
-    expect(page.get_by_text("OpenAI-compatible key: entered in this browser session")).to_be_visible()
-    expect(page.get_by_label("OpenAI-compatible API key")).to_have_value("")  # never shown back
+    expect(page.get_by_text("Cohere key: entered in this browser session")).to_be_visible()
+    expect(page.get_by_role("textbox", name="Cohere API key")).to_have_value("")  # never shown back
     saved = server.data_dir / "settings.json"
     assert not saved.exists() or "browser-typed-key" not in saved.read_text()
 
     page.reload()  # a new browser session: the key is gone
-    expect(page.get_by_text("OpenAI-compatible key: not set")).to_be_visible()
+    expect(page.get_by_text("Cohere key: not set")).to_be_visible()
 
 
 def test_restart_and_deep_link_bring_the_conversation_back(tmp_path: Path, page: Page) -> None:
