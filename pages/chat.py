@@ -19,7 +19,7 @@ from ui.live import write_answer
 from ui.markdown import escape_markdown
 from ui.sources import open_from_link, show_viewer
 
-FAILED = "failed_question"  # {"session": id, "question": text, "error": message}
+FAILED = "failed_question"  # {"session": id, "question": text, "error": message, "request": the request}
 
 
 def limit_to_documents(ctx: AppContext, session: Session, names: list[str]) -> list[str]:
@@ -104,7 +104,8 @@ def offer_retry(session_id: str, messages: list[Message]) -> None:
             st.error(failed["error"])
         else:
             st.warning("This question has no answer yet.")
-        st.button("🔁 Retry", key="retry", on_click=request_answer, args=(question,))
+        again = {k: v for k, v in (failed or {}).get("request", {}).items() if k in ("rewrite", "regenerate")}
+        st.button("🔁 Retry", key="retry", on_click=request_answer, args=(question,), kwargs=again)
 
 
 def offer_suggestions(ctx: AppContext, scope: list[str]) -> None:
@@ -146,7 +147,7 @@ def answer(ctx: AppContext, session: Session, messages: list[Message], request: 
             ctx, session.id, question, rewrite=request.get("rewrite"), regenerate=bool(request.get("regenerate"))
         )
     except DocentError as e:
-        st.session_state[FAILED] = {"session": session.id, "question": question, "error": str(e)}
+        st.session_state[FAILED] = {"session": session.id, "question": question, "error": str(e), "request": request}
     else:
         st.session_state.pop(FAILED, None)
     st.rerun()  # draw it from the session, with its controls (or the failure, with Retry)
