@@ -2,7 +2,9 @@
 
 This file only routes: four pages, the conversations in the sidebar of each, and the
 rag_core context built once per distinct settings and cached (``ui.common.get_context``).
-Each page renders and calls rag_core.
+Each page renders and calls rag_core. With sign-in configured (``[auth]`` in
+``.streamlit/secrets.toml``, see ``ui.auth``), a visitor who has not signed in is routed
+to the sign-in page alone.
 
     streamlit run app.py
 """
@@ -12,17 +14,22 @@ import contextlib
 import streamlit as st
 
 from rag_core import DocentError
+from ui.auth import may_enter, render_account, sign_in_page
 from ui.common import CHAT_PAGE, EVALUATE_PAGE, SETTINGS_PAGE, UPLOAD_PAGE, get_context, render_sidebar, run_page
 
 st.set_page_config(page_title="Docent", page_icon="📚")
-navigation = st.navigation(
-    [
-        st.Page(UPLOAD_PAGE, title="Upload", icon="📤"),
-        st.Page(CHAT_PAGE, title="Chat", icon="💬", default=True),
-        st.Page(SETTINGS_PAGE, title="Settings", icon="⚙️"),
-        st.Page(EVALUATE_PAGE, title="Evaluate", icon="📏"),
-    ]
-)
-with contextlib.suppress(DocentError):  # the page shows the error; Settings still opens, to fix it
-    render_sidebar(get_context())
+if may_enter():
+    navigation = st.navigation(
+        [
+            st.Page(UPLOAD_PAGE, title="Upload", icon="📤"),
+            st.Page(CHAT_PAGE, title="Chat", icon="💬", default=True),
+            st.Page(SETTINGS_PAGE, title="Settings", icon="⚙️"),
+            st.Page(EVALUATE_PAGE, title="Evaluate", icon="📏"),
+        ]
+    )
+    with contextlib.suppress(DocentError):  # the page shows the error; Settings still opens, to fix it
+        render_sidebar(get_context())
+    render_account()
+else:
+    navigation = st.navigation([st.Page(sign_in_page, title="Sign in", icon="🔒")], position="hidden")
 run_page(navigation)

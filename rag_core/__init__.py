@@ -4,6 +4,9 @@ Everything the Streamlit pages and the CLI do goes through these names
 (``tests/test_public_api.py`` guards the list).
 """
 
+# First, before any library below is imported: their telemetry off (see offline.py).
+import rag_core.offline  # noqa: F401  # isort: skip
+
 from rag_core.chat import AnswerStream, ChatService, ChatTurn
 from rag_core.context import AppContext, build_context
 from rag_core.errors import (

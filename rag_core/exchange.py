@@ -112,7 +112,7 @@ def export_session(ctx: AppContext, session_id: str) -> dict[str, Any]:
         },
         "messages": messages,
         "documents": documents,
-        "settings": ctx.settings.saved_fields(),
+        "settings": _settings(ctx),
     }
     return _scrub(data, _secrets(ctx))
 
@@ -163,6 +163,15 @@ def _inline(text: str) -> str:
 def _fenced(text: str) -> str:
     fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
     return f"{fence}text\n{text}\n{fence}"
+
+
+def _settings(ctx: AppContext) -> dict[str, Any]:
+    """The settings Docent saves (never a key), with any credentials in a URL masked."""
+    data = ctx.settings.saved_fields()
+    for name, value in data.items():
+        if isinstance(value, str) and "://" in value:
+            data[name] = re.sub(r"(://)[^/@\s]+@", r"\1***@", value)
+    return data
 
 
 def _secrets(ctx: AppContext) -> list[str]:

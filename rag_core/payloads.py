@@ -21,6 +21,8 @@ class Source(TypedDict, total=False):
     vector_score: float  # cosine similarity in the vector search, when it found the passage
     keyword_score: float  # BM25 score in the keyword search, when it found the passage
     document_score: float  # how much of the question the passage's whole document holds
+    chunk_id: str  # the passage's id in the index
+    sha256: str  # of the passage text: an exported conversation can tell a changed document
 
 
 class EvalResult(TypedDict):

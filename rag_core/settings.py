@@ -194,6 +194,12 @@ class DocentSettings(BaseModel):
         "of the last answer with the rewrite, and the previous question with the question as typed, "
         "all fused by rank. Catches what the rewrite missed (docs/evaluation.md).",
     )
+    followup_rules: bool = Field(
+        default=True,
+        description="Before asking the LLM to rewrite a follow-up: search a plainly self-contained one as typed, and "
+        'complete an elliptical one ("And for 2023?", "What about Microsoft?") from the previous question '
+        "by rule. Saves the rewrite call (docs/evaluation.md).",
+    )
     memory_token_limit: int = Field(default=1500, ge=0, description="Chat history kept for the LLM, in tokens.")
     condense_token_limit: int = Field(
         default=600,
@@ -202,6 +208,16 @@ class DocentSettings(BaseModel):
         "memory_token_limit). Less history is a faster rewrite (docs/evaluation.md).",
     )
     system_prompt: str = Field(default=DEFAULT_SYSTEM_PROMPT, description="System prompt of the answering model.")
+    answer_context_tokens: int = Field(
+        default=600,
+        ge=0,
+        description="Tokens of source text the answering model reads: the lines of the retrieved passages that "
+        "bear on the question, best first, a table's header lines kept with its rows (0: the whole passages). "
+        "Fewer tokens, a sooner first word (docs/performance.md).",
+    )
+    max_question_tokens: int = Field(
+        default=1000, ge=50, description="Longest question, in tokens (about 4 characters each); a longer one is cut."
+    )
 
     # --- index server --------------------------------------------------------
     chroma_host: str | None = Field(

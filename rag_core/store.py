@@ -228,6 +228,12 @@ class SessionStore:
         with self.db.connect() as c:
             c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
 
+    def drop_after(self, session_id: str, message_id: int) -> int:
+        """Remove the session's messages after ``message_id`` (an answer being regenerated);
+        returns how many were removed."""
+        with self.db.connect() as c:
+            return c.execute("DELETE FROM messages WHERE session_id = ? AND id > ?", (session_id, message_id)).rowcount
+
     @staticmethod
     def _session(r: sqlite3.Row) -> Session:
         f = json.loads(r["doc_filter"]) if r["doc_filter"] else None

@@ -2,10 +2,9 @@
 
 Two sources, so that a suggestion is always there at once and gets better later:
 
-* Rules (instant): a document's outline read from its chunks in Chroma — its title, its
-  section headings (the heading metadata of Markdown/DOCX/HTML sections; for PDFs and
-  text, short numbered, Title Case or capitalised lines) and definitions among the first
-  sentences ("Bananas are ..." → "What are bananas?").
+* Rules (instant): a document's outline (``rag_core.outline``) — its section headings
+  ("What does the section on Capacity say?") and the definitions among its first sentences
+  ("Bananas are ..." → "What are bananas?").
 * The LLM (background): one call per document over its first chunks (``SUGGEST_PROMPT``),
   made by one worker thread after ``schedule(name)``, never on a page's path. With the
   ``extractive`` provider there is no model, so only the rules answer.
@@ -21,7 +20,6 @@ generation at a time, and a cloud call would add its latency and cost to every a
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import queue
@@ -31,6 +29,7 @@ from typing import Any
 
 from rag_core.files import atomic_write
 from rag_core.index import VectorIndex
+from rag_core.outline import outline, start_text, unique
 from rag_core.payloads import Source
 from rag_core.prompts import SUGGEST_MARKER, SUGGEST_PROMPT
 from rag_core.providers.models import ModelLoader
@@ -40,29 +39,20 @@ from rag_core.store import DocumentRecord, DocumentRegistry
 logger = logging.getLogger(__name__)
 
 CACHE_FILE = "suggestions.json"
-PROMPT_CHARS = 1500  # of the document's start given to the LLM
+PROMPT_CHARS = 1200  # of the document's start given to the LLM
+MAX_TOKENS = 100  # three short questions
 MAX_QUEUE = 8  # documents waiting for LLM questions; the most recently scheduled win
 
 _GENERIC = {
-    "abstract", "acknowledgements", "background", "contents page", "acknowledgments", "appendix", "bibliography", "conclusion",
-    "conclusions", "contents", "foreword", "glossary", "index", "introduction", "notes", "overview",
-    "preface", "references", "summary", "table of contents",
+    "abstract", "acknowledgements", "acknowledgments", "appendix", "background", "bibliography",
+    "conclusion", "conclusions", "contents", "foreword", "glossary", "index", "introduction", "notes",
+    "overview", "preface", "references", "summary", "table of contents",
 }  # fmt: skip
-_NOT_SUBJECTS = {
-    "it", "this", "that", "these", "those", "there", "they", "he", "she", "we", "you", "i", "what",
-    "which", "who", "here", "all", "each", "some", "one", "such", "both", "many", "most", "none",
-    "the", "a", "an", "because", "when", "if", "while", "since", "although", "as", "so", "but",
-    "and", "or", "then", "thus", "however", "also", "our", "their", "its", "his", "her", "my", "your",
-}  # fmt: skip
-_NUMBERED = re.compile(
-    r"^(?:(?:chapter|section|part|appendix|article|item|note)\s+[\w.]+\s*[:.\-–—]?\s*|\d+(?:\.\d+)*\.?\s+)(?=\S)", re.I
-)
-_DEFINITION = re.compile(
-    r"^(?:(the|an?)\s+)?([^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){0,3})\s+(is|are|was|were)\s+"
-    r"(?!not\b|also\b|used\b|made\b|shown\b|given\b|based\b|available\b|required\b)",
+_FIGURE = re.compile(r"\b(Figure|Fig\.|Table|Exhibit|Chart)\s+(\d+(?:\.\d+)*[a-z]?)\b")
+_ABOUT_ITSELF = re.compile(
+    r"\b(?:main (?:topic|idea|point|purpose|subject|focus)|(?:this|the) (?:document|text|passage|paper|article)\?)",
     re.I,
 )
-_FIGURE = re.compile(r"\b(Figure|Fig\.|Table|Exhibit|Chart)\s+(\d+(?:\.\d+)*[a-z]?)\b")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\(?\d+[.)]|Q\d*[:.])\s*")
 
 
@@ -96,7 +86,7 @@ class SuggestionService:
             entry = self._entry(rec)
             if "llm" not in entry and rec.sha256 not in self._tried and self._may_load():
                 self.schedule(rec.name)
-            questions = _unique([*entry.get("llm", []), *(q for q, _ in _rule_items(entry))])
+            questions = unique([*entry.get("llm", []), *(q for q, _ in _rule_items(entry))])
             if questions:
                 per_doc.append(questions)
             if len(per_doc) >= n:
@@ -104,7 +94,7 @@ class SuggestionService:
         out: list[str] = []
         for i in range(max((len(q) for q in per_doc), default=0)):
             out += [q[i] for q in per_doc if i < len(q)]
-        return _unique(out)[:n]
+        return unique(out)[:n]
 
     def schedule(self, name: str) -> None:
         """Compute the LLM's questions for ``name`` in the background (once per content)."""
@@ -157,7 +147,7 @@ class SuggestionService:
                     out.append(_about(heading))
         for entry in docs.values():
             out += [q for q, topic in _rule_items(entry) if not _covered(topic, asked) and topic.lower() not in shown]
-        return [q for q in _unique(out) if q.lower() != question.strip().lower()][:n]
+        return [q for q in unique(out) if q.lower() != question.strip().lower()][:n]
 
     # ------------------------------------------------------------------ cache
     def _records(self, names: list[str] | None) -> list[DocumentRecord]:
@@ -229,99 +219,13 @@ class SuggestionService:
         llm = self.models.llm()
         if llm.metadata.model_name == "extractive":  # quotes passages; it writes no questions
             return
-        text = _start_text(name, self.index)
+        text = start_text(name, self.index, PROMPT_CHARS)
         if not text.strip():
             return
         prompt = SUGGEST_PROMPT.format(title=_title(entry), text=text, n=3)
         self.llm_calls += 1
-        reply = llm.complete(prompt, max_tokens=120).text
+        reply = llm.complete(prompt, max_tokens=MAX_TOKENS).text
         self._store(rec.sha256, {**entry, "llm": parse_questions(reply)})
-
-
-# ============================================================================ rules
-def outline(name: str, index: VectorIndex) -> dict[str, Any]:
-    """A document's title, headings ``[heading, position]`` (position: its page, or its
-    section number) and definition questions, from its chunks in Chroma. The title is the
-    first section's heading (Markdown, DOCX, HTML); for PDFs and text it is the file name,
-    as a PDF's first line is as often a cover page's "UNITED STATES" as a title."""
-    nodes = _ordered(name, index)
-    headings: list[list[Any]] = []
-    title = ""
-    facts: list[str] = []
-    seen_parts: set[Any] = set()
-    text_all = "\n".join(n.text for n in nodes)
-    for node in nodes:
-        meta = node.metadata
-        pos = meta.get("page") or meta.get("section") or 0
-        path = [p.strip() for p in str(meta.get("heading") or "").split(">") if p.strip()]
-        if path:
-            title = title or (path[0] if meta.get("section") == 1 else "")
-            if [path[-1], pos] not in headings:
-                headings.append([path[-1], pos])
-        elif not meta.get("section"):
-            lines = [x for x in node.text.splitlines() if x.strip()]
-            for line, after in itertools.pairwise(lines):
-                heading = heading_line(line) if _is_body(after) else None
-                if heading and [heading, pos] not in headings:
-                    headings.append([heading, pos])
-        if pos not in seen_parts:  # definitions among the first sentences of each page/section
-            seen_parts.add(pos)
-            facts += [q for q in (definition_question(x, text_all) for x in _sentences(node.text)[:3]) if q]
-    headings = [h for h in headings if h[0] != title][:40]
-    return {"name": name, "title": title, "headings": headings, "facts": _unique(facts)[:10]}
-
-
-_HEADING_CHARS = re.compile(r"^[\w\s\-–—:'’&/(),.]+$")
-_LOOSE_END = {"a", "an", "and", "as", "at", "by", "for", "from", "in", "is", "of", "on", "or", "the", "to", "with"}
-
-
-def heading_line(line: str) -> str | None:
-    """The heading a line of PDF/text is, cleaned ("Chapter 2: Capacity" → "Capacity"), or
-    None. Numbered lines, ALL CAPS and Title Case lines of 2-8 words count; names, addresses
-    and table cells mostly fail on their characters or on what follows them (``_is_body``)."""
-    line = " ".join(line.split())
-    if not 3 <= len(line) <= 80 or line[-1] in ".,;" or not _HEADING_CHARS.match(line):
-        return None
-    if re.search(r"(\w)\1{3,}|\d{4,}", line) or sum(c.isalpha() for c in line) < 0.7 * len(line.replace(" ", "")):
-        return None
-    numbered = _NUMBERED.match(line)
-    body = line[numbered.end() :] if numbered else line
-    words = re.sub(r"(?<=[^\W\d]{3})\s+\d{1,4}$", "", body).rstrip(":").split()  # a contents line's page number
-    if not words or len(words) > 8 or not words[0][0].isupper() or words[-1].lower() in _LOOSE_END:
-        return None
-    if not any(len(w) >= 4 and w.isalpha() for w in words):
-        return None
-    significant = [w for w in words if len(w) >= 4 and w[0].isalpha()]
-    caps = len(words) >= 2 and body.isupper()
-    titled = len(words) >= 2 and all(w[0].isupper() for w in significant)
-    if not (numbered or caps or titled):
-        return None
-    body = " ".join(words)
-    return body.title() if body.isupper() else body
-
-
-def _is_body(line: str) -> bool:
-    """A line of running text (what follows a section heading), not another short label."""
-    words = line.split()
-    return len(words) >= 6 and sum(w[0].islower() for w in words if w[0].isalpha()) >= 2
-
-
-def definition_question(sentence: str, text: str = "") -> str | None:
-    """'Bananas are yellow fruit...' → 'What are bananas?' (None if it is no definition). The
-    first word stays capitalised only if ``text`` (the document) has it so within a sentence."""
-    sentence = sentence.strip()
-    m = _DEFINITION.match(sentence)
-    if not m or len(sentence) > 400 or not sentence[0].isupper():
-        return None
-    article, subject, verb = m.group(1), m.group(2), m.group(3).lower()
-    words = subject.split()
-    if any(w.lower() in _NOT_SUBJECTS for w in words) or (article and article.lower() == "the" and len(words) == 1):
-        return None  # "It is", "Because traces are", "The answer is": no topic to ask about
-    first = words[0]
-    if not article and first[:1].isupper() and not first.isupper() and not re.search(rf"[\w,;] {first}\b", text):
-        subject = first.lower() + subject[len(first) :]  # capitalised only because it starts the sentence
-    verb = "is" if verb in ("is", "was") else "are"
-    return f"What {verb} {article.lower() + ' ' if article else ''}{subject}?"
 
 
 def parse_questions(reply: str, n: int = 3) -> list[str]:
@@ -329,10 +233,11 @@ def parse_questions(reply: str, n: int = 3) -> list[str]:
     reply = reply.split(SUGGEST_MARKER)[-1]
     out = []
     for line in reply.splitlines():
-        q = " ".join(_BULLET.sub("", line).split()).strip("\"'")
-        if (8 if q.isascii() else 4) <= len(q) <= 200 and q.endswith(("?", "？")):
-            out.append(q)
-    return _unique(out)[:n]
+        for part in re.findall(r"[^?？]+[?？]", line):  # a small model may put several on one line
+            q = " ".join(_BULLET.sub("", part.strip()).split()).strip("\"'")
+            if (8 if q.isascii() else 4) <= len(q) <= 200 and not _ABOUT_ITSELF.search(q):
+                out.append(q)
+    return unique(out)[:n]
 
 
 def _rule_items(entry: dict[str, Any]) -> list[tuple[str, str]]:
@@ -380,35 +285,3 @@ def _covered(topic: str, asked: str) -> bool:
     """Whether the question or the answer already speaks of ``topic`` (its longer words)."""
     words = [w for w in re.findall(r"\w+", topic.lower()) if len(w) >= 4 or not w.isascii()]
     return bool(words) and all(w in asked for w in words)
-
-
-def _unique(items: list[str]) -> list[str]:
-    seen: set[str] = set()
-    out = []
-    for item in items:
-        key = item.strip().lower()
-        if key and key not in seen:
-            seen.add(key)
-            out.append(item)
-    return out
-
-
-def _sentences(text: str) -> list[str]:
-    lines = [x for x in text.splitlines() if x.strip() and not heading_line(x) and not x.lstrip().startswith("#")]
-    return [s for s in re.split(r"(?<=[.!?])\s+", " ".join(lines)) if s.strip()]
-
-
-def _ordered(name: str, index: VectorIndex) -> list:
-    nodes = index.all_nodes([name])
-    return sorted(
-        nodes, key=lambda n: (n.metadata.get("page") or n.metadata.get("section") or 0, n.start_char_idx or 0)
-    )
-
-
-def _start_text(name: str, index: VectorIndex) -> str:
-    text = ""
-    for node in _ordered(name, index):
-        text += node.text.strip() + "\n"
-        if len(text) >= PROMPT_CHARS:
-            break
-    return text[:PROMPT_CHARS]

@@ -245,11 +245,15 @@ class Viewer:
     def passage_in_context(self, name: str, passage: str, chars: int = 1500) -> PassageContext:
         """``passage`` with up to ``chars`` characters of the document before and after it."""
         text = self._text(name)
-        folded, where = fold(text)
+        offset, window = _window(text, passage)
+        folded, where = fold(window)
         spans = locate(folded, passage)
+        if not spans and len(window) < len(text):  # the passage's start misled the anchor: the whole text
+            offset, folded, where = 0, *fold(text)
+            spans = locate(folded, passage)
         if not spans:
             return PassageContext("", passage, "", False)
-        start, end = where[spans[0][0]], where[spans[-1][1] - 1] + 1
+        start, end = offset + where[spans[0][0]], offset + where[spans[-1][1] - 1] + 1
         before, after = text[max(0, start - chars) : start], text[end : end + chars]
         if start > chars:
             before = "…" + before[_word_start(before) :]
@@ -309,6 +313,20 @@ class Viewer:
         if not path.is_relative_to(root) or not path.is_file():
             raise NotFoundError(f"The stored copy of {name} is missing; upload the file again to view it.")
         return path
+
+
+def _window(text: str, passage: str) -> tuple[int, str]:
+    """Where in a long ``text`` the passage must be, found by its first characters with any
+    whitespace between them, so that only that stretch is folded (a 1,000-page book folds
+    in most of a second). ``(0, text)`` when the text is short or the start is not there."""
+    head = "".join(passage.split())[:40]
+    if len(text) < 50_000 or len(head) < 12:
+        return 0, text
+    m = re.search(r"\s*".join(map(re.escape, head)), text, re.IGNORECASE)
+    if m is None:
+        return 0, text
+    start = max(0, m.start() - 200)
+    return start, text[start : m.start() + 2 * len(passage) + 200]
 
 
 def _clip(box: Box, width: int, height: int) -> Box:

@@ -12,12 +12,16 @@ fi
 .venv/bin/pip install -q -r requirements-dev.txt
 .venv/bin/pip install -q --no-deps -r requirements-nodeps.txt
 
-# Debian's chromium drives the browser tests (Playwright cannot download its own browser here).
-if [ ! -x /usr/bin/chromium ]; then
+# Debian's chromium drives the browser tests (Playwright cannot download its own browser here);
+# strace watches the processes of the offline tests (tests/test_offline.py).
+MISSING=()
+[ -x /usr/bin/chromium ] || MISSING+=(chromium)
+command -v strace >/dev/null || MISSING+=(strace)
+if [ ${#MISSING[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${MISSING[@]}" >/dev/null
   else
-    echo "warning: /usr/bin/chromium is missing; browser tests will be skipped (sudo apt-get install chromium)" >&2
+    echo "warning: ${MISSING[*]} missing; their tests will be skipped (sudo apt-get install ${MISSING[*]})" >&2
   fi
 fi
 

@@ -21,7 +21,13 @@ COHERE_KEY = "cohere-test-KEY0123456789"
 def chatted(make_settings, three_docs, tmp_path):
     """A Docent with keys set, three documents and a session of two answered turns (the
     user pasted a key into a question, as people do)."""
-    settings = make_settings(openai_api_key=OPENAI_KEY, cohere_api_key=COHERE_KEY, rerank_provider="none", top_k=5)
+    settings = make_settings(
+        openai_api_key=OPENAI_KEY,
+        cohere_api_key=COHERE_KEY,
+        openai_base_url="https://me:hunter2-password@llm.example.org/v1",
+        rerank_provider="none",
+        top_k=5,
+    )
     llm = ScriptedLLM(
         answers=["The pump delivers 42 litres per minute [1].", "Green tea is steamed or pan-fired [1]."],
         condense=["How is green tea made, and is it like the Zephyr pump?"],
@@ -59,6 +65,7 @@ def test_an_export_holds_the_conversation_its_sources_and_settings_but_never_a_k
     text = export_json(ctx, sid) + export_markdown(ctx, sid)
     assert OPENAI_KEY not in text and COHERE_KEY not in text
     assert not any("key" in k for k in data["settings"])
+    assert "hunter2" not in text and data["settings"]["openai_base_url"] == "https://***@llm.example.org/v1"
     assert data["docent_export"] == 1 and data["session"]["name"] == "pumps and tea"
     assert [m["role"] for m in data["messages"]] == ["user", "assistant", "user", "assistant"]
     assert data["messages"][2]["content"] == "And how is green tea made? my key is ***"

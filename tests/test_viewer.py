@@ -105,6 +105,22 @@ def test_a_passage_whose_middle_differs_is_highlighted_from_its_first_to_its_las
     assert any(inside(word_box(path, 3, "amperes."), b) for b in img.boxes)
 
 
+def test_on_a_rotated_page_the_boxes_turn_with_the_text(ctx, tmp_path):
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(make_pdf(ZEPHYR_PAGES))))
+    writer.pages[2].rotate(90)
+    writer.write(tmp_path / "turned.pdf")
+    ctx.ingestion.ingest_file(tmp_path / "turned.pdf")
+    img = ctx.viewer.page_image("turned.pdf", 3, PAGE3_BODY, zoom=ZOOM)
+    decoded = Image.open(io.BytesIO(img.png))
+    assert decoded.size == (math.ceil(842 * ZOOM), math.ceil(595 * ZOOM))  # landscape now
+    assert img.found and len(img.boxes) == 2
+    for box in img.boxes:
+        assert box[3] - box[1] > 10 * (box[2] - box[0])  # lines run down the image
+        assert highlighted_share(decoded, box) > 0.5
+
+
 def test_a_passage_from_another_page_is_not_found_and_the_page_still_shows(pdf_ctx):
     img = pdf_ctx.viewer.page_image("zephyr.pdf", 1, ZEPHYR_PAGES[1])
     assert (img.found, img.boxes, img.page) == (False, [], 1)
@@ -231,6 +247,20 @@ def test_without_the_stored_copy_the_text_comes_from_the_chunks_in_order(ctx, ma
     assert from_chunks.found and from_file.found
     assert from_chunks == from_file
     assert paragraphs[29] in from_chunks.before and paragraphs[31] in from_chunks.after
+
+
+def test_in_a_long_text_the_passage_is_found_near_its_start_or_anywhere(ctx, tmp_path):
+    lines = [f"Line {i}: the pump number {i} lifts {i * 7} litres of water from well {i % 13}." for i in range(2500)]
+    (tmp_path / "log.txt").write_text("\n".join(lines))  # about 170,000 characters
+    assert ctx.ingestion.ingest_file(tmp_path / "log.txt").status == "indexed"
+    passage = "  ".join(lines[1800:1803])
+    got = ctx.viewer.passage_in_context("log.txt", passage, chars=100)
+    assert got.found and got.passage == "\n".join(lines[1800:1803])
+    assert lines[1799] in got.before and lines[1803] in got.after
+    # The passage's first words differ from the document's (mid-word start): still found.
+    changed = "XX" + passage[6:]
+    got = ctx.viewer.passage_in_context("log.txt", changed, chars=100)
+    assert got.found and lines[1801] in got.passage and lines[1799] in got.before
 
 
 def test_folding_ignores_whitespace_case_soft_hyphens_and_ligatures():

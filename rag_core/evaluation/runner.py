@@ -199,12 +199,19 @@ def _condense(ctx: AppContext, cache: CondenseCache, q: EvalQuestion, timings: d
     history = ctx.chat.condense_window(q.question, q.history_pairs())
     if not history:
         return q.question
+    if ctx.settings.followup_rules:  # as the chat does: the rules first, no LLM call when one applies
+        from rag_core.chat.engine import rule_rewrite
+        from rag_core.chat.service import as_chat_messages
+
+        ruled = rule_rewrite(q.question, as_chat_messages(history))
+        if ruled is not None:
+            return ruled[0]
     key = CondenseCache.key(ctx.settings, q.question, history)
     hit = cache.get(key)
     if hit is not None:
         return hit
     t = time.perf_counter()
-    rewrite = ctx.chat.condense(q.question, q.history_pairs())
+    rewrite = ctx.chat.condense(q.question, q.history_pairs(), rules=False)
     timings["condense_s"] += time.perf_counter() - t
     cache.put(key, rewrite)
     return rewrite
@@ -222,6 +229,8 @@ _RETRIEVAL_FIELDS = (
     "history_search",
     "memory_token_limit",
     "condense_token_limit",
+    "followup_rules",
+    "answer_context_tokens",
     "llm_provider",
     "multi_query",
     "retry_weak",

@@ -97,8 +97,7 @@ def build_llm(settings: DocentSettings, progress: ProgressFn | None = None) -> L
 
 
 # ---------------------------------------------------------------------------- extractive
-_PASSAGE = re.compile(r"<passage([^>]*)>(.*?)</passage>", re.S)
-_ATTR = re.compile(r'(\w+)="([^"]*)"')
+_SOURCE = re.compile(r"^\[(\d+)\] (.*)$", re.M)  # "[2] report.pdf, page 4": a source's first line
 _WORDS = re.compile(r"\w+", re.U)
 
 
@@ -146,9 +145,9 @@ class ExtractiveLLM(CustomLLM):
         return self._extract(prompt, prompt)
 
     def _answer_chat(self, messages: Sequence[ChatMessage]) -> str:
-        context = "\n".join(m.content or "" for m in messages if m.role == MessageRole.SYSTEM)
-        question = next((m.content or "" for m in reversed(messages) if m.role == MessageRole.USER), "")
-        return self._extract(context, question)
+        last = next((m.content or "" for m in reversed(messages) if m.role == MessageRole.USER), "")
+        context, _, question = last.rpartition("</documents>")
+        return self._extract(context, question.strip() or last)
 
     @staticmethod
     def _condense(prompt: str) -> str:
@@ -159,20 +158,20 @@ class ExtractiveLLM(CustomLLM):
 
     @staticmethod
     def _extract(context: str, question: str) -> str:
-        passages = _PASSAGE.findall(context)
-        if not passages:
+        """The sentence of the numbered sources that shares most words with the question,
+        cited as the answering prompt asks ("[2]")."""
+        blocks = _SOURCE.split(context.split("<documents>", 1)[-1])
+        # split() gives [before, number, where, body, number, where, body, ...]
+        sources = [(blocks[i], blocks[i + 1], blocks[i + 2]) for i in range(1, len(blocks) - 2, 3)]
+        if not sources:
             return "The documents don't say."
         q = {w.lower() for w in _WORDS.findall(question) if len(w) > 2}
-        best: tuple[float, str, dict] = (-1.0, "", {})
-        for attrs, body in passages:
-            meta = dict(_ATTR.findall(attrs))
+        best: tuple[float, str, str, str] = (-1.0, "", "", "")
+        for number, where, body in sources:
             for sentence in re.split(r"(?<=[.!?。！？])\s+|\n+", body):
                 words = {w.lower() for w in _WORDS.findall(sentence)}
                 score = len(q & words) + min(len(sentence), 300) / 3000
-                if sentence.strip() and score > best[0]:
-                    best = (score, sentence.strip(), meta)
-        _, sentence, meta = best
-        where = meta.get("file_name", "the documents")
-        if meta.get("page"):
-            where += f", page {meta['page']}"
-        return f"According to {where}: {sentence}"
+                if sentence.strip() and sentence.strip() != "…" and score > best[0]:
+                    best = (score, sentence.strip(), where.strip(), number)
+        _, sentence, where, number = best
+        return f"According to {where}: {sentence} [{number}]"

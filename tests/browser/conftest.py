@@ -8,12 +8,15 @@ the loopback interface fails the test (and is aborted before it goes out).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,6 +49,7 @@ class Server:
     data_dir: Path
     log: Path
     process: subprocess.Popen = field(repr=False)
+    wrapped: bool = False  # started under a wrapper (strace), which passes no signal on
 
     def log_tail(self, chars: int = 4000) -> str:
         return self.log.read_text(errors="replace")[-chars:]
@@ -65,24 +69,35 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def start_server(workdir: Path, env: dict[str, str], timeout: float = 90) -> Server:
-    """``streamlit run app.py`` on a free loopback port; returns once /_stcore/health answers."""
+def start_server(
+    workdir: Path,
+    env: dict[str, str],
+    timeout: float = 90,
+    *,
+    address: str | None = "127.0.0.1",
+    wrapper: Sequence[str] = (),
+) -> Server:
+    """``streamlit run app.py`` on a free loopback port; returns once /_stcore/health answers.
+
+    ``address=None`` leaves the bind address to .streamlit/config.toml; ``wrapper`` goes
+    before the command (tests/tracing.py runs the server under strace).
+    """
     port = _free_port()
     data_dir = workdir / "data"
     log = workdir / "streamlit.log"
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("DOCENT_") and k not in SCRUBBED}
     full_env.update({"DOCENT_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1", **env})
     cmd = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
+        *wrapper, sys.executable, "-m", "streamlit", "run", "app.py",
         "--server.headless", "true",
         "--server.port", str(port),
-        "--server.address", "127.0.0.1",
+        *(["--server.address", address] if address else []),
         "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none",
     ]  # fmt: skip
     with open(log, "wb") as out:
         process = subprocess.Popen(cmd, cwd=REPO, env=full_env, stdout=out, stderr=subprocess.STDOUT)
-    server = Server(f"http://127.0.0.1:{port}", data_dir, log, process)
+    server = Server(f"http://127.0.0.1:{port}", data_dir, log, process, wrapped=bool(wrapper))
     deadline = time.monotonic() + timeout
     while not _healthy(server.url):
         if process.poll() is not None or time.monotonic() > deadline:
@@ -92,12 +107,25 @@ def start_server(workdir: Path, env: dict[str, str], timeout: float = 90) -> Ser
     return server
 
 
+def _signal_server(server: Server, signum: int) -> None:
+    """Signal streamlit: the process started, or under a wrapper, the one the wrapper started."""
+    pids = [server.process.pid]
+    if server.wrapped:
+        children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children")
+        with contextlib.suppress(OSError):
+            pids = [int(pid) for pid in children.read_text().split()] or pids
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+
+
 def stop_server(server: Server) -> None:
     if server.process.poll() is None:
-        server.process.terminate()
+        _signal_server(server, signal.SIGTERM)
         try:
             server.process.wait(timeout=20)
         except subprocess.TimeoutExpired:
+            _signal_server(server, signal.SIGKILL)
             server.process.kill()
             server.process.wait(timeout=10)
 

@@ -1,0 +1,149 @@
+"""What the answering model reads: the lines of the retrieved passages that bear on the
+question, within a budget of tokens, each passage numbered so the answer can cite it.
+
+On two cores the model reads its prompt at 50–100 tokens a second, so every passage line it
+does not need costs the user time before the first word. A passage is cut into lines (a PDF
+table row is a line; long prose lines into sentences), each line is scored by the share of
+the question's terms it holds (weighted by how rare each term is in the documents), and the
+best lines are kept, best first, until the budget is spent. A table's header lines (its
+title, "(In millions)", "Three Months Ended", the period dates) travel with any row kept from
+it, so a figure keeps its column; lines stay in their document order, a gap shown as "…".
+docs/performance.md has what the budget measured.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from rag_core.text import query_terms, tokenize
+
+# Lines that say what a table's columns and units are, rather than holding figures.
+_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_HEADER = re.compile(
+    r"(?:months|weeks|quarters?|years?|periods?)\s+ended|\bas of\b|\(in (?:millions|thousands|billions)"
+    r"|\bin (?:millions|thousands|billions)\b|^\s*" + _MONTHS + r"\s+\d{1,2},?\s*(?:\d{4})?\s*$|^\s*(?:19|20)\d{2}\s*$",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+LONG_LINE = 300  # characters: longer lines are prose, cut into sentences
+
+
+@dataclass
+class Evidence:
+    """One source as the model reads it: the kept lines of the passage, numbered for citing."""
+
+    number: int  # 1-based, as the answer cites it: [1], [2]...
+    file: str
+    page: int | None
+    heading: str | None
+    lines: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        where = self.file + (f", page {self.page}" if self.page else "")
+        if self.heading:
+            where += f", {self.heading}"
+        return f"[{self.number}] {where}\n" + "\n".join(self.lines)
+
+
+def units(text: str) -> list[str]:
+    """A passage's lines; a long prose line cut into its sentences."""
+    out: list[str] = []
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if len(line) > LONG_LINE:
+            out.extend(s.strip() for s in _SENTENCE.split(line) if s.strip())
+        else:
+            out.append(line)
+    return out
+
+
+def is_header(line: str) -> bool:
+    """A line that names a table's columns or units, or its title (mostly capitals:
+    "CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS (Unaudited)")."""
+    if _HEADER.search(line):
+        return True
+    letters = [c for c in line if c.isalpha()]
+    return len(letters) >= 12 and sum(c.isupper() for c in letters) >= 0.7 * len(letters)
+
+
+@dataclass
+class _Unit:
+    passage: int
+    position: int
+    text: str
+    score: float
+    tokens: int
+
+
+def select_evidence(
+    question: str,
+    passages: Sequence[tuple[str, str, int | None, str | None]],
+    budget: int,
+    count_tokens: Callable[[str], int],
+    idf: Callable[[str], float] | None = None,
+) -> list[Evidence]:
+    """The lines of ``passages`` ((text, file, page, heading), best first) worth reading for
+    ``question``, within ``budget`` tokens; ``budget`` 0 keeps every line."""
+    evidence = [Evidence(i + 1, file, page, heading) for i, (_, file, page, heading) in enumerate(passages)]
+    split = [units(text) for text, *_ in passages]
+    if budget <= 0:
+        for ev, lines in zip(evidence, split, strict=True):
+            ev.lines = lines
+        return evidence
+    terms = query_terms(question)
+    weight = {t: (idf(t) if idf else 1.0) for t in terms}
+    total = sum(weight.values()) or 1.0
+    scored: list[_Unit] = []
+    for p, lines in enumerate(split):
+        decay = 1.0 / (1.0 + 0.15 * p)  # a better-ranked passage wins a tie
+        for i, line in enumerate(lines):
+            have = set(tokenize(line))
+            share = sum(w for t, w in weight.items() if t in have) / total
+            scored.append(_Unit(p, i, line, share * decay, count_tokens(line) + 1))
+    chosen: dict[int, set[int]] = {}
+    spent = 0
+    ranked = sorted((u for u in scored if u.score > 0), key=lambda u: (-u.score, u.passage, u.position))
+    if not ranked:  # nothing shares a term (another language, a paraphrase): the passages' starts
+        ranked = [u for u in scored if u.position < 3]
+    for unit in ranked:
+        extra = [unit] + ([] if unit.passage in chosen else _headers(scored, unit.passage, unit.position))
+        cost = sum(u.tokens for u in extra if u.position not in chosen.get(u.passage, set()))
+        if spent + cost > budget and spent > 0:
+            continue
+        spent += cost
+        for u in extra:
+            chosen.setdefault(u.passage, set()).add(u.position)
+    for p, positions in chosen.items():
+        lines, last = [], None
+        for i in sorted(positions):
+            if last is not None and i != last + 1:
+                lines.append("…")
+            lines.append(split[p][i])
+            last = i
+        evidence[p].lines = lines
+    return [ev for ev in evidence if ev.lines]
+
+
+def _headers(scored: list[_Unit], passage: int, position: int) -> list[_Unit]:
+    """The header lines above ``position`` in ``passage``: the table's title, units and periods."""
+    return [u for u in scored if u.passage == passage and u.position < position and is_header(u.text)][-8:]
+
+
+def best_sentence(question: str, texts: Sequence[str], idf: Callable[[str], float] | None = None) -> tuple[int, str]:
+    """The sentence (or table line) of ``texts`` that best answers ``question``: (text index, sentence)."""
+    terms = query_terms(question)
+    weight = {t: (idf(t) if idf else 1.0) for t in terms}
+    best: tuple[float, int, str] = (-1.0, 0, "")
+    for i, text in enumerate(texts):
+        for line in units(text):
+            for sentence in _SENTENCE.split(line):
+                have = set(tokenize(sentence))
+                score = sum(w for t, w in weight.items() if t in have) / (1.0 + 0.15 * i)
+                score += min(len(sentence), 300) / 30000  # a fuller sentence wins a tie
+                if sentence.strip() and score > best[0]:
+                    best = (score, i, sentence.strip())
+    return best[1], best[2]

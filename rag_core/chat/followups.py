@@ -1,0 +1,161 @@
+"""Follow-ups that need no LLM to stand alone: the self-contained ones, and the elliptical
+"And for 2023?" / "What about Microsoft?" shapes completed from the previous question.
+
+The condense call costs a follow-up several seconds of prompt reading on two cores, and a
+1.5B model often returns an elliptical follow-up unchanged. Two rules run first:
+
+- ``self_contained``: a question with its own subject (three or more content words) and no
+  word that points back (it, they, this, that one, the same, 它, 这...) nor an opening that
+  continues the last one ("And ...", "What about ...") is searched as typed.
+- ``complete_ellipsis``: "And for the quarter ended December 31, 2022?" after "What were
+  Apple's total net sales for the quarter ended June 25, 2022?" becomes the previous question
+  with its period replaced; "What about Microsoft?" replaces its one company or product name;
+  "And in Europe?" its last phrase opened by the same preposition. When the replacement is
+  not unambiguous the rule gives up and the LLM rewrites.
+
+docs/evaluation.md has what each rule measured on CAsT and on elliptical SEC follow-ups.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag_core.text import CJK_RUN, query_terms
+
+_POINTERS = frozenset(
+    "it its itself they them their theirs themselves this that these those he him his she her hers there "
+    "former latter same such both either neither one ones other others another above previous first second "
+    "third last next again else too specific example".split()
+)
+_CJK_POINTERS = ("它", "他", "她", "其", "这", "那", "该", "此")
+_CONTINUES = re.compile(
+    r"^\s*(?:and|but|also|so|then|plus|ok(?:ay)?|now|what\s+else|anything\s+else)\b|^\s*(?:what|how)\s+about\b"
+    r"|^\s*same\s+(?:for|with|in|as)\b|^\s*(?:why|how)\s*\??\s*$",
+    re.IGNORECASE,
+)
+_ELLIPSIS = re.compile(
+    r"^\s*(?:(?:and|but|ok(?:ay)?|so|now)[\s,]+)?(?:(?:what|how)\s+about|same\s+(?:for|with|in)|and)\s+",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[\w'’-]+", re.UNICODE)
+_PREPOSITIONS = ("for", "in", "at", "on", "during", "from", "to", "with", "by", "of", "over", "across", "within")
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?"
+_PERIOD = re.compile(
+    r"(?:the\s+)?(?:(?:three|six|nine|twelve)\s+months|quarter|year|fiscal\s+year|period|half)\s+ended\s+"
+    + _MONTH
+    + r"\s+\d{1,2},?\s+(?:19|20)\d{2}"
+    + r"|(?:the\s+)?(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter(?:\s+of)?(?:\s+(?:fiscal\s+)?(?:19|20)\d{2})?"
+    + r"|\b(?:Q[1-4]|H[12])\s*(?:FY\s*)?(?:(?:19|20)\d{2})?\b|\bFY\s*(?:19|20)?\d{2}\b"
+    + r"|"
+    + _MONTH
+    + r"\s+\d{1,2},?\s+(?:19|20)\d{2}|(?:fiscal\s+(?:year\s+)?)?\b(?:19|20)\d{2}\b",
+    re.IGNORECASE,
+)
+_QUESTION_OPENERS = frozenset(
+    "what which who whom whose when where why how is are was were do does did can could will would should "
+    "has have had tell list give show describe explain compare".split()
+)
+
+
+def _words(text: str) -> list[str]:
+    """Lower-cased words, a clitic cut off ("that’s" → "that")."""
+    return [re.split(r"['’]", w.lower())[0] for w in _WORD.findall(text)]
+
+
+def points_back(question: str) -> bool:
+    """The question leans on the conversation: a pointing word, or an opening that continues."""
+    if _CONTINUES.search(question):
+        return True
+    if any(p in question for p in _CJK_POINTERS):
+        return True
+    return any(w in _POINTERS for w in _words(question))
+
+
+def self_contained(question: str) -> bool:
+    """Plainly understandable alone: a question, with its own subject, and nothing that points back."""
+    if not question.strip().endswith(("?", "？")) or points_back(question):
+        return False
+    if CJK_RUN.search(question):
+        return len(question.strip()) >= 6
+    return len(query_terms(question)) >= 3
+
+
+def _names(text: str) -> list[re.Match[str]]:
+    """Company or product names: words with a capital letter (or several), not the first word
+    of the question, not a period word; "Apple's" counts as "Apple"."""
+    out = []
+    for m in re.finditer(r"\b(?:[A-Z][\w&.-]*|[a-z]+[A-Z][\w-]*)(?:\s+(?:[A-Z][\w&.-]*))*", text):
+        word = m.group(0)
+        if m.start() == 0 or word.lower() in _QUESTION_OPENERS or _PERIOD.fullmatch(word):
+            continue
+        if re.fullmatch(_MONTH, word, flags=re.IGNORECASE) or word in ("I", "Q", "FY"):
+            continue
+        out.append(m)
+    return out
+
+
+def complete_ellipsis(question: str, previous: str) -> str | None:
+    """``question`` ("And for 2023?") written out from ``previous``, or None when the rule
+    cannot tell what to replace unambiguously."""
+    m = _ELLIPSIS.match(question)
+    if not m or not previous.strip():
+        return None
+    part = question[m.end() :].strip().rstrip("?？.!").strip()
+    if not part or any(w in _POINTERS for w in _words(part)) or len(part.split()) > 10:
+        return None
+    prev = previous.strip().rstrip("?？.!").strip()
+    ending = "?" if previous.strip().endswith(("?", "？")) or question.strip().endswith("?") else ""
+
+    # 1. A period replaces the previous question's period.
+    new_period = _PERIOD.search(part)
+    old_periods = list(_PERIOD.finditer(prev))
+    if new_period and len(old_periods) == 1:
+        old, period = old_periods[0], new_period.group(0).strip()
+        year = re.search(r"(?:19|20)\d{2}", old.group(0))
+        if year and not re.search(r"(?:19|20)\d{2}|FY\s*\d{2}", period):  # "And Q2?" keeps "2023"
+            period += " " + year.group(0)
+        return prev[: old.start()] + period + prev[old.end() :] + ending
+
+    # 2. A name (company, product, segment) replaces the previous question's name of its kind:
+    #    "the iPad" (an article: a thing, not a company) the one name not in a possessive,
+    #    "Microsoft's" the one in a possessive, a bare name the only name there is.
+    new_names = _names(" " + part)
+    old_names = _names(prev)
+    if new_names and not new_period and len(new_names) == 1:
+        new = new_names[0]
+        owner = [m for m in old_names if prev[m.end() : m.end() + 2] in ("'s", "’s")]
+        other = [m for m in old_names if m not in owner]
+        if re.match(rf"(?:(?:{'|'.join(_PREPOSITIONS)})\s+)?the\s", part, re.IGNORECASE):
+            candidates = other
+        elif part.endswith(("'s", "’s")):
+            candidates = owner
+        else:
+            candidates = old_names
+        if len(candidates) == 1:
+            old = candidates[0]
+            return prev[: old.start()] + new.group(0) + prev[old.end() :] + ending
+
+    # 3. "And in Europe?": the previous question's phrase opened by the same preposition (not a
+    #    period: "for the Mac" does not replace "for the quarter ended ...").
+    first = part.split()[0].lower()
+    if first in _PREPOSITIONS and not new_period:
+        spots = [p.start() for p in re.finditer(rf"\b{first}\b", prev, flags=re.IGNORECASE)]
+        if len(spots) == 1:
+            start = spots[0]
+            end = _phrase_end(prev, start + len(first))
+            if prev[start + len(first) : end].strip() and not _PERIOD.search(prev[start:end]):
+                return (prev[:start] + part + " " + prev[end:].lstrip()).rstrip() + ending
+    return None
+
+
+def _phrase_end(text: str, after: int) -> int:
+    """Where the phrase that starts before ``after`` ends: at the next preposition or period."""
+    ends = [len(text)]
+    for prep in _PREPOSITIONS:
+        m = re.search(rf"\s{prep}\s", text[after:], flags=re.IGNORECASE)
+        if m:
+            ends.append(after + m.start())
+    period = _PERIOD.search(text, after)
+    if period:
+        ends.append(period.start())
+    return min(ends)
