@@ -15,6 +15,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 
 from rag_core import Message, build_context, load_settings
+from rag_core.chat.stream import STOPPED_MARK
 from tests.pdfgen import make_pdf
 from tests.test_app import data_dir, plain, texts  # noqa: F401 (data_dir is a fixture)
 from ui.answer import answer_markdown, timing_line
@@ -130,12 +131,14 @@ def test_timing_line_names_each_step_the_path_and_the_model_loading() -> None:
         "⏱️ Answered in 4.2 s, including 2.5 s loading the model · condense 410 ms · retrieval 120 ms · "
         "rerank 300 ms · first token 1.3 s · 17.8 tokens/s · by local (qwen2.5-coder-1.5b) · rerank cohere"
     )
-    first = {"retrieve_s": 0.1, "total_s": 2.0, "condense_s": 0.0}
+    first = {"retrieve_s": 0.1, "total_s": 10.0, "condense_s": 0.0, "model_load_s": 8.0}
     line = plain(
-        timing_line(first, {"llm": "extractive", "rerank": "skipped: timed out", "condense": "first turn"}, 8.0) or ""
+        timing_line(first, {"llm": "extractive", "rerank": "skipped: timed out", "condense": "first turn"}) or ""
     )
     assert line.startswith("⏱️ Answered in 10.0 s, including 8.0 s loading the model · retrieval 100 ms")
     assert "condense" not in line and line.endswith("by extractive · rerank skipped: timed out")
+    edited = plain(timing_line({"total_s": 1.0, "model_load_s": 0.002}, {"condense": "edited"}) or "")
+    assert edited == "⏱️ Answered in 1.0 s · rewrite edited"  # a client built in 2 ms is no model loading
     assert timing_line({}, {}) is None
 
 
@@ -239,5 +242,7 @@ def test_stop_keeps_the_partial_answer_marked_as_stopped(indexed: list) -> None:
     [question, answer] = ctx.sessions.messages(session.id)
     assert question.content == "What was the budget of the Orion project?"
     assert answer.meta["stopped"] is True
+    assert answer.content.endswith(STOPPED_MARK)  # the engine's mark, in the text exports and the CLI show
+    partial = answer.content.removesuffix(STOPPED_MARK).strip()
     full = ctx.chat.ask("What was the budget of the Orion project?").answer
-    assert answer.content and full.startswith(answer.content.strip()) and answer.content.strip() != full
+    assert partial and full.startswith(partial) and partial != full

@@ -21,7 +21,6 @@ from ui.sources import SOURCE_PARAM, render_source_buttons
 
 FOLLOW_UPS = "follow_ups"  # {message id: follow-up questions suggested after it}
 PENDING = "pending_answer"  # {"question": str, "rewrite": str | None, "regenerate": bool}
-LOADS = "model_loads"  # {message id: seconds this browser waited for the model before that answer}
 CURSOR = " ▌"
 
 
@@ -66,7 +65,7 @@ def render_answer(
         cite = citation_link(session_id, message) if session_id else None
         st.markdown(inert_markdown(message.content, cite=cite))
         if meta.get("stopped"):
-            st.caption("⏹️ Stopped: the answer above is as far as it got.")
+            st.caption("⏹️ Stopped before the end" + (": Regenerate writes it in full." if latest else "."))
         searched(
             question,
             message.condensed_question,
@@ -77,7 +76,7 @@ def render_answer(
         for notice in meta.get("notices") or []:
             st.info(escape_markdown(notice), icon="ℹ️")
         render_source_buttons(message.sources, key)
-        line = timing_line(meta.get("timings") or {}, meta.get("served_by") or {}, _waited_for_model(message))
+        line = timing_line(meta.get("timings") or {}, meta.get("served_by") or {})
         if line:
             st.caption(line)
         with st.container(horizontal=True, gap="small", key=f"actions_{key}"):
@@ -117,30 +116,22 @@ def searched(
             st.rerun()
 
 
-def _waited_for_model(message: Message) -> float | None:
-    """Seconds this browser waited for the model to load before ``message`` was written."""
-    return st.session_state.get(LOADS, {}).get(message.id)
-
-
 def _seconds(value: float) -> str:
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.1f} s"
 
 
-def timing_line(timings: dict[str, Any], served_by: dict[str, Any], waited: float | None = None) -> str | None:
+def timing_line(timings: dict[str, Any], served_by: dict[str, Any]) -> str | None:
     """Where the time went, in one line: ``Answered in 4.2 s · condense 410 ms · retrieval ...``.
 
-    ``waited`` is the model loading the page did before asking (when the engine's own
-    timings do not count it): it is added to the total, and said."""
+    The total counts from the question, so it holds the model's loading when the answer
+    waited for it (``model_load_s``): then the line says how much of it that was."""
     total = timings.get("total_s")
     if total is None:
         return None
-    total = float(total)
-    load = timings.get("model_load_s")
-    if load is None and waited:
-        load, total = waited, total + waited
-    head = f"Answered in {total:.1f} s"
-    if load:
-        head += f", including {float(load):.1f} s loading the model"
+    head = f"Answered in {float(total):.1f} s"
+    load = float(timings.get("model_load_s") or 0)
+    if load >= 0.1:
+        head += f", including {load:.1f} s loading the model"
     parts = [head]
     condense = str(served_by.get("condense") or "")
     for name, label in (("condense_s", "condense"), ("retrieve_s", "retrieval"), ("rerank_s", "rerank")):

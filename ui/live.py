@@ -18,7 +18,7 @@ import streamlit as st
 
 from rag_core import AppContext, DocentError
 from ui import compat
-from ui.answer import FOLLOW_UPS, LOADS
+from ui.answer import FOLLOW_UPS
 from ui.common import ensure_llm
 from ui.markdown import escape_markdown, inert_markdown
 from ui.sources import sources_caption
@@ -32,24 +32,37 @@ def write_answer(
     ctx: AppContext, session_id: str, question: str, *, rewrite: str | None = None, regenerate: bool = False
 ) -> None:
     """Answer ``question`` in ``session_id`` (or the last question again), streamed into an
-    assistant message. Raises ``DocentError`` when it cannot; the question is kept."""
+    assistant message. Raises ``DocentError`` when it cannot; the question is kept.
+
+    The engine searches before it needs the model: the sources and a preview sentence are
+    shown first, then the model loads (behind a visible status, the first time) and reads."""
     with st.chat_message("assistant"):
-        waited = ensure_llm(ctx)
         options: dict[str, Any] = {}
         if rewrite is not None and compat.stream_accepts(ctx, "rewrite"):
             options["rewrite"] = rewrite
         if regenerate and compat.stream_accepts(ctx, "regenerate"):
             options["regenerate"] = True
         stream = ctx.chat.stream(question, session_id, **options)
-        condensed = stream.condensed_question
-        if condensed and condensed.strip() != question.strip():
-            st.caption(f"🔎 Searched for: {escape_markdown(condensed)}")
-        for notice in stream.notices:
-            st.info(escape_markdown(notice), icon="ℹ️")
-        text = st.empty()
+        searched, notices, text, sources = st.empty(), st.container(), st.empty(), st.empty()
+        show_search(searched, question, stream.condensed_question)
         show_preview(text, getattr(stream, "preview", None))
         if stream.sources:
-            st.caption(sources_caption(stream.sources))  # labels already escaped
+            sources.caption(sources_caption(stream.sources))  # labels already escaped
+        waited = ensure_llm(ctx)
+        if waited and "model_load_s" not in stream.timings:
+            # The engine times from the question, so its total already holds this wait: say so.
+            stream.timings["model_load_s"] = round(waited, 3)
+        prepare = getattr(stream, "prepare", None)
+        if callable(prepare):
+            prepare()  # a follow-up only the model can rewrite is rewritten and searched again
+            show_search(searched, question, stream.condensed_question)
+            if stream.sources:
+                sources.caption(sources_caption(stream.sources))
+            else:
+                sources.empty()
+        with notices:
+            for notice in stream.notices:
+                st.info(escape_markdown(notice), icon="ℹ️")
         stop_slot = st.empty()
         if callable(getattr(stream, "stop", None)):
             stop_slot.button("⏹️ Stop", key="stop_answer", help="Stop writing; the answer so far is kept.")
@@ -58,7 +71,12 @@ def write_answer(
         turn = getattr(stream, "turn", None)
         if turn is not None and turn.answer != written.strip():  # e.g. nothing was written
             text.markdown(inert_markdown(turn.answer))
-    remember(ctx, session_id, question, waited)
+    remember(ctx, session_id, question)
+
+
+def show_search(slot: Any, question: str, condensed: str | None) -> None:
+    if condensed and condensed.strip() != question.strip():
+        slot.caption(f"🔎 Searched for: {escape_markdown(condensed)}")
 
 
 def show_preview(slot: Any, preview: dict[str, Any] | None) -> None:
@@ -101,15 +119,12 @@ def stream_text(stream: Iterable[str], placeholder: Any) -> str:
     return text
 
 
-def remember(ctx: AppContext, session_id: str, question: str, waited: float) -> None:
-    """What this browser keeps about the answer just stored: how long it waited for the
-    model, and the follow-up questions to offer under it."""
+def remember(ctx: AppContext, session_id: str, question: str) -> None:
+    """The follow-up questions to offer under the answer just stored (kept by this browser)."""
     messages = ctx.sessions.messages(session_id)
     if not messages or messages[-1].role != "assistant" or messages[-1].id is None:
         return
     last = messages[-1]
-    if waited:
-        st.session_state.setdefault(LOADS, {})[last.id] = waited
     suggest = compat.suggestions(ctx)
     if suggest is None or last.meta.get("stopped") or not last.sources:
         return

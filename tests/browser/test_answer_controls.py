@@ -90,7 +90,7 @@ def test_timing_line_copy_and_a_citation_opening_the_viewer(cited, page: Page) -
     timing = answer.get_by_text(re.compile(r"Answered in [\d.]+ s"))
     expect(timing).to_contain_text(re.compile(r"retrieval \d+ ms"))
     expect(timing).to_contain_text(re.compile(r"first token [\d.]+ m?s"))
-    expect(timing).to_contain_text("by openai (gpt-4o-mini)")
+    expect(timing).to_contain_text("by openai-compatible (gpt-4o-mini)")
 
     answer.get_by_role("button", name="Copy").click()
     code = page.get_by_test_id("stPopoverBody").get_by_test_id("stCode")
