@@ -15,7 +15,7 @@ from ui import compat
 from ui.answer import FOLLOW_UPS, PENDING, render_answer, render_user, request_answer
 from ui.common import NEW_CHAT, UPLOAD_PAGE, current_session, ensure_routed, mismatch_notice, require_context
 from ui.exchange import import_report
-from ui.live import write_answer
+from ui.live import wait_for_answer, write_answer
 from ui.markdown import escape_markdown
 from ui.sources import open_from_link, show_viewer
 
@@ -171,6 +171,7 @@ header.caption(
 mismatch_notice(ctx)
 import_report(session.id)
 
+wait_for_answer()  # an answer a click interrupted is stored by its own run, maybe still now
 messages = ctx.sessions.messages(session.id)
 open_from_link(messages)
 typed = st.chat_input("Ask about your documents", disabled=not names)

@@ -49,7 +49,6 @@ def export_buttons(ctx: AppContext, session: Session) -> None:
         mime="application/json",
         key=f"export_json_{session.id}",
         on_click="ignore",
-        help="The whole conversation with its sources, to import into Docent elsewhere",
         width="stretch",
     )
     right.download_button(
@@ -59,7 +58,6 @@ def export_buttons(ctx: AppContext, session: Session) -> None:
         mime="text/markdown",
         key=f"export_md_{session.id}",
         on_click="ignore",
-        help="The conversation to read or share",
         width="stretch",
     )
 

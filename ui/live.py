@@ -5,11 +5,16 @@ like every other (``ui.answer``), with its controls. If the run is interrupted w
 answer streams (Stop, a new question, any click: Streamlit stops the script at its next
 ``st`` call), the stream is told to stop and drained, so that the engine stores the part
 written so far, marked as stopped, before the interruption goes on.
+
+Streamlit starts the next run without waiting for the interrupted one to end, so the
+next run waits (``wait_for_answer``, briefly) until the interrupted answer is stored:
+otherwise it would draw the conversation without it.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -26,6 +31,15 @@ from ui.sources import sources_caption
 logger = logging.getLogger(__name__)
 
 CURSOR = " ▌"
+WRITING = "answer_being_written"  # a threading.Event, set once the answer being written is stored or lost
+WAIT_S = 15.0  # the longest a run waits for an interrupted answer to be stored
+
+
+def wait_for_answer() -> None:
+    """Before reading the conversation: let an answer an interrupted run is finishing land."""
+    writing = st.session_state.get(WRITING)
+    if writing is not None and not writing.wait(WAIT_S):
+        logger.warning("an interrupted answer was not stored within %.0f s", WAIT_S)
 
 
 def write_answer(
@@ -36,6 +50,17 @@ def write_answer(
 
     The engine searches before it needs the model: the sources and a preview sentence are
     shown first, then the model loads (behind a visible status, the first time) and reads."""
+    writing = threading.Event()
+    st.session_state[WRITING] = writing
+    try:
+        _write(ctx, session_id, question, rewrite, regenerate)
+    finally:
+        writing.set()
+    remember(ctx, session_id, question)
+
+
+def _write(ctx: AppContext, session_id: str, question: str, rewrite: str | None, regenerate: bool) -> None:
+    """``write_answer``'s drawing: the search, the preview, the sources, Stop, the words."""
     with st.chat_message("assistant"):
         options: dict[str, Any] = {}
         if rewrite is not None and compat.stream_accepts(ctx, "rewrite"):
@@ -65,13 +90,12 @@ def write_answer(
                 st.info(escape_markdown(notice), icon="ℹ️")
         stop_slot = st.empty()
         if callable(getattr(stream, "stop", None)):
-            stop_slot.button("⏹️ Stop", key="stop_answer", help="Stop writing; the answer so far is kept.")
+            stop_slot.button("⏹️ Stop", key="stop_answer")  # no tooltip: it would draw the button twice
         written = stream_text(stream, text)
         stop_slot.empty()
         turn = getattr(stream, "turn", None)
         if turn is not None and turn.answer != written.strip():  # e.g. nothing was written
             text.markdown(inert_markdown(turn.answer))
-    remember(ctx, session_id, question)
 
 
 def show_search(slot: Any, question: str, condensed: str | None) -> None:

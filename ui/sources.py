@@ -77,8 +77,7 @@ def render_source_buttons(sources: list[Source], key: str) -> None:
             st.button(
                 group.label,
                 key=f"src_{key}_{i}",
-                type="tertiary",
-                help="Open the passage in its document",
+                type="tertiary",  # no tooltip: Streamlit would draw the button twice (one hidden)
                 on_click=open_viewer,
                 args=(sources, group.numbers[0]),
             )

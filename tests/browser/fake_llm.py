@@ -3,10 +3,10 @@ offline extractive model does not do: an answer that cites its sources as ``[1]`
 slow enough to be stopped while it streams.
 
 The Docent server under test uses it as its ``openai`` provider (a loopback base URL needs
-no key). It answers from the passages fenced in the prompt, like the extractive model,
-but word by word with ``delay`` seconds between words, and with the number of the passage
-each sentence came from. A non-streamed call (the rewrite of a follow-up, a suggestion)
-gets a standalone question.
+no key). It answers from the numbered sources in the prompt's ``<documents>``, like the extractive
+model, but word by word with ``delay`` seconds between words, and with the number of the
+source each sentence came from. A non-streamed call (the rewrite of a follow-up) gets a
+standalone question about Orion's budget.
 """
 
 from __future__ import annotations
@@ -20,25 +20,32 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
-PASSAGE = re.compile(r"<passage[^>]*>(.*?)</passage>", re.S)
+DOCUMENTS = re.compile(r"<documents>\n(.*?)\n</documents>\s*(.*)\Z", re.S)
+SOURCE = re.compile(r"^\[(\d+)\] [^\n]*\n", re.M)  # "[1] orion.pdf, page 1", then the passage's lines
 WORDS = re.compile(r"\w+")
+PADDING = "That is what the cited passages say about it."
 
 
-def cited_answer(prompt: str, question: str, sentences: int = 2) -> str:
-    """The ``sentences`` sentences of the fenced passages sharing most words with the
-    question, each followed by the number of its passage; padded, so that it streams long."""
+def cited_answer(prompt: str, sentences: int = 2) -> str:
+    """The ``sentences`` sentences of the numbered sources sharing most words with the
+    question, each followed by its source's number; padded, so that it streams long."""
+    found = DOCUMENTS.search(prompt)
+    if not found:
+        return "The documents don't say."
+    documents, question = found.groups()
     asked = {w.lower() for w in WORDS.findall(question) if len(w) > 3}
     scored = []
-    for n, body in enumerate(PASSAGE.findall(prompt), start=1):
+    starts = list(SOURCE.finditer(documents))
+    for i, head in enumerate(starts):
+        body = documents[head.end() : starts[i + 1].start() if i + 1 < len(starts) else len(documents)]
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", body):
             words = {w.lower() for w in WORDS.findall(sentence)}
-            if sentence.strip():
-                scored.append((len(asked & words), -n, sentence.strip().rstrip("."), n))
+            if sentence.strip() and sentence.strip() != "…":
+                scored.append((len(asked & words), -int(head.group(1)), sentence.strip().rstrip("."), head.group(1)))
     best = sorted(scored, reverse=True)[:sentences]
     if not best:
         return "The documents don't say."
-    said = " ".join(f"{s} [{n}]." for _, _, s, n in best)
-    return said + " " + " ".join(["That is what the cited passages say about it."] * 6)
+    return " ".join(f"{s} [{n}]." for _, _, s, n in best) + " " + " ".join([PADDING] * 6)
 
 
 class FakeOpenAI(BaseHTTPRequestHandler):
@@ -52,8 +59,7 @@ class FakeOpenAI(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
         type(self).requests.append(body)
         messages = body.get("messages") or []
-        prompt = "\n".join(str(m.get("content") or "") for m in messages)
-        question = next((str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+        last = next((str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
         if not body.get("stream"):
             text = "What was the budget of the Orion project?"
             reply = {"role": "assistant", "content": text}
@@ -63,7 +69,7 @@ class FakeOpenAI(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.end_headers()
         try:
-            for word in re.findall(r"\S+\s*", cited_answer(prompt, question)):
+            for word in re.findall(r"\S+\s*", cited_answer(last)):
                 time.sleep(self.delay)
                 chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": body.get("model"),
                          "choices": [{"index": 0, "delta": {"role": "assistant", "content": word}}]}  # fmt: skip

@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import stop_server
-from tests.browser.fake_llm import FakeOpenAI, fake_openai
+from tests.browser.fake_llm import PADDING, FakeOpenAI, fake_openai
 from tests.browser.helpers import new_chat, settled, start_seeded_server
 from tests.browser.test_browser import ORION_PDF, VEGA_PDF, answers, ask, go, screenshot, session_in_url
 
@@ -57,7 +57,7 @@ def test_stop_keeps_the_partial_answer_marked_as_stopped(cited, page: Page) -> N
         answer = answers(page).last
         stop = answer.get_by_role("button", name="Stop")
         expect(stop).to_be_visible()
-        expect(answer).to_contain_text("Lisbon")  # a few words are written
+        expect(answer).to_contain_text(PADDING)  # the answer is being written (the preview came first)
         stop.click()
         expect(answer).to_contain_text("Stopped", timeout=30_000)
         shown = answer.get_by_test_id("stMarkdown").first.inner_text()
@@ -66,8 +66,7 @@ def test_stop_keeps_the_partial_answer_marked_as_stopped(cited, page: Page) -> N
         [question, partial] = stored(cited, session_in_url(page))
         assert question["content"] == "Where did the Orion project launch?"
         assert partial["meta"].get("stopped") is True
-        assert "Lisbon" in partial["content"]
-        assert partial["content"].count("That is what the cited passages say") < 6  # not the whole answer
+        assert "Lisbon" in partial["content"] and 1 <= partial["content"].count(PADDING) < 6  # not the whole
         screenshot(page, "stopped")
     finally:
         FakeOpenAI.delay = 0.0
@@ -76,7 +75,7 @@ def test_stop_keeps_the_partial_answer_marked_as_stopped(cited, page: Page) -> N
     expect(answers(page).last).to_contain_text("Answered in", timeout=60_000)
     expect(answers(page)).to_have_count(1)
     [_, again] = stored(cited, session_in_url(page))
-    assert again["content"].count("That is what the cited passages say") == 6 and not again["meta"].get("stopped")
+    assert again["content"].count(PADDING) == 6 and not again["meta"].get("stopped")
 
 
 def test_timing_line_copy_and_a_citation_opening_the_viewer(cited, page: Page) -> None:
@@ -125,8 +124,8 @@ def test_the_search_of_a_follow_up_can_be_corrected(cited, page: Page) -> None:
     ask(page, "And the telescope?")
     follow_up = answers(page).nth(1)
     expect(follow_up).to_contain_text("Answered in", timeout=60_000)
-    # The fake model rewrites every follow-up into a question about Orion's budget: wrong here.
-    expect(follow_up).to_contain_text("Searched for: What was the budget of the Orion project?")
+    searched = follow_up.get_by_text("Searched for:")
+    assert "Vega" not in searched.inner_text()  # not what this test will correct it to
 
     follow_up.get_by_role("button", name="Edit the search").click()
     box = page.get_by_test_id("stPopoverBody").get_by_role("textbox")
