@@ -4,8 +4,8 @@ slow enough to be stopped while it streams.
 
 The Docent server under test uses it as its ``openai`` provider (a loopback base URL needs
 no key). It answers from the numbered sources in the prompt's ``<documents>``, like the extractive
-model, but word by word with ``delay`` seconds between words, and with the number of the
-source each sentence came from. A non-streamed call (the rewrite of a follow-up) gets a
+model, but word by word with ``delay`` seconds between words, with the number of the source each
+sentence came from, and ``padding`` sentences to make it as long as a test needs. A non-streamed call (the rewrite of a follow-up) gets a
 standalone question about Orion's budget.
 """
 
@@ -26,7 +26,7 @@ WORDS = re.compile(r"\w+")
 PADDING = "That is what the cited passages say about it."
 
 
-def cited_answer(prompt: str, sentences: int = 2) -> str:
+def cited_answer(prompt: str, sentences: int = 2, padding: int = 1) -> str:
     """The ``sentences`` sentences of the numbered sources sharing most words with the
     question, each followed by its source's number; padded, so that it streams long."""
     found = DOCUMENTS.search(prompt)
@@ -45,11 +45,12 @@ def cited_answer(prompt: str, sentences: int = 2) -> str:
     best = sorted(scored, reverse=True)[:sentences]
     if not best:
         return "The documents don't say."
-    return " ".join(f"{s} [{n}]." for _, _, s, n in best) + " " + " ".join([PADDING] * 6)
+    return " ".join(f"{s} [{n}]." for _, _, s, n in best) + " " + " ".join([PADDING] * padding)
 
 
 class FakeOpenAI(BaseHTTPRequestHandler):
     delay: ClassVar[float] = 0.0  # seconds between streamed words
+    padding: ClassVar[int] = 1  # times the answer ends with PADDING (more: a longer answer)
     requests: ClassVar[list[dict]] = []
 
     def log_message(self, *args: object) -> None:
@@ -69,7 +70,7 @@ class FakeOpenAI(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.end_headers()
         try:
-            for word in re.findall(r"\S+\s*", cited_answer(last)):
+            for word in re.findall(r"\S+\s*", cited_answer(last, padding=self.padding)):
                 time.sleep(self.delay)
                 chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": body.get("model"),
                          "choices": [{"index": 0, "delta": {"role": "assistant", "content": word}}]}  # fmt: skip
@@ -92,7 +93,7 @@ class FakeOpenAI(BaseHTTPRequestHandler):
 @contextmanager
 def fake_openai(delay: float = 0.0) -> Iterator[str]:
     """Serve the fake endpoint; yields its base URL (``http://127.0.0.1:PORT/v1``)."""
-    FakeOpenAI.delay, FakeOpenAI.requests = delay, []
+    FakeOpenAI.delay, FakeOpenAI.padding, FakeOpenAI.requests = delay, 1, []
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeOpenAI)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -48,7 +48,7 @@ def stored(server, session_id: str) -> list[dict]:
 
 
 def test_stop_keeps_the_partial_answer_marked_as_stopped(cited, page: Page) -> None:
-    FakeOpenAI.delay = 0.3  # about 15 s for the whole answer
+    FakeOpenAI.delay, FakeOpenAI.padding = 0.3, 6  # about 20 s for the whole answer
     try:
         page.goto(cited.url)
         go(page, "Chat")
@@ -68,14 +68,17 @@ def test_stop_keeps_the_partial_answer_marked_as_stopped(cited, page: Page) -> N
         assert partial["meta"].get("stopped") is True
         assert "Lisbon" in partial["content"] and 1 <= partial["content"].count(PADDING) < 6  # not the whole
         screenshot(page, "stopped")
-    finally:
-        FakeOpenAI.delay = 0.0
 
-    answer.get_by_role("button", name="Regenerate").click()  # the stopped answer, written again in full
-    expect(answers(page).last).to_contain_text("Answered in", timeout=60_000)
-    expect(answers(page)).to_have_count(1)
-    [_, again] = stored(cited, session_in_url(page))
-    assert again["content"].count(PADDING) == 6 and not again["meta"].get("stopped")
+        FakeOpenAI.delay = 0.0
+        answer.get_by_role("button", name="Regenerate").click()  # the stopped answer, written again in full
+        expect(answers(page).last).not_to_contain_text("Stopped", timeout=60_000)
+        expect(answers(page).last).to_contain_text("Answered in", timeout=60_000)
+        settled(page)
+        expect(answers(page)).to_have_count(1)
+        [_, again] = stored(cited, session_in_url(page))
+        assert again["content"].count(PADDING) == 6 and not again["meta"].get("stopped")
+    finally:
+        FakeOpenAI.delay, FakeOpenAI.padding = 0.0, 1
 
 
 def test_timing_line_copy_and_a_citation_opening_the_viewer(cited, page: Page) -> None:
