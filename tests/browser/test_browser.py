@@ -229,11 +229,15 @@ def test_real_models_stream_an_answer(tmp_path: Path, page: Page) -> None:
         lengths = _watch_growth(answer, timeout=600)
         assert len(set(lengths)) >= 3, f"the answer did not grow while streaming: {lengths}"
         expect(answer).to_contain_text("Lisbon")
+        # The first answer waited for the model to load: its time says so, and counts it.
+        expect(answer).to_contain_text(re.compile(r"Answered in [\d.]+ s, including [\d.]+ s loading the model"))
+        expect(answer).to_contain_text("by local (qwen2.5-coder-1.5b)")
 
         ask(page, "What was its budget?")
         follow_up = answers(page).nth(1)
         expect(follow_up).to_contain_text("Answered in", timeout=600_000)
         expect(follow_up).to_contain_text("Searched for")
+        expect(follow_up).not_to_contain_text("loading the model")  # loaded once
         expect(source_button(follow_up, "orion.pdf · page")).to_be_visible()
     finally:
         stop_server(srv)
