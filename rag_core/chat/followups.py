@@ -101,7 +101,10 @@ def complete_ellipsis(question: str, previous: str) -> str | None:
     if not m or not previous.strip():
         return None
     part = question[m.end() :].strip().rstrip("?？.!").strip()
-    if not part or any(w in _POINTERS for w in _words(part)) or len(part.split()) > 10:
+    words = _words(part)
+    if not words or any(w in _POINTERS for w in words) or len(words) > 8 or re.search(r"[?？.!]", part):
+        return None
+    if words[0] in _QUESTION_OPENERS:  # "And how is tea made?": a question of its own, not an ellipsis
         return None
     prev = previous.strip().rstrip("?？.!").strip()
     ending = "?" if previous.strip().endswith(("?", "？")) or question.strip().endswith("?") else ""

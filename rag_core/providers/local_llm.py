@@ -300,7 +300,7 @@ class LlamaCppLLM(CustomLLM):
             "temperature": float(pick("temperature", self.temperature)),
             "seed": int(pick("seed", self.seed)),
             "stop": [*STOP_STRINGS, *pick("stop", [])],
-            "cache_prompt": True,  # reuse the KV cache of the shared prefix (system prompt, history)
+            "cache_prompt": bool(pick("cache_prompt", True)),  # reuse the KV cache of the shared prefix
             "stream": stream,
         }
 
@@ -359,6 +359,8 @@ class LlamaCppLLM(CustomLLM):
                 if isinstance(payload, dict):
                     _raise_for_error(payload, self.context_window)
                 if kind == "done":
+                    if isinstance(payload, dict):  # the final figures: prompt tokens read and reused
+                        yield "", payload
                     return
                 delta = _choice_text(payload)
                 if delta:

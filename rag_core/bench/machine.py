@@ -1,4 +1,4 @@
-"""``python -m rag_core bench``: figures for the three costs a user waits on.
+"""``python -m rag_core bench PDF...``: figures for the three costs a user waits on.
 
 - parsing: pages/s with PDFium (what Docent uses) and with pypdf, side by side in one run
   (the ratio is what to compare, since these machines are noisy);
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -162,17 +161,3 @@ def run(args: argparse.Namespace) -> int:
             for k, v in figures.items():
                 print(f"  {k}: {v}")
     return 0
-
-
-def register_cli(sub: Any) -> None:
-    s = sub.add_parser("bench", help="measure parsing, embedding and LLM speed on this machine")
-    s.add_argument("pdfs", nargs="*", help="PDF files to parse (e.g. ../shared/data/eval/sec10q/data/v1/docs/*.pdf)")
-    s.add_argument("--max-pages", type=int, default=100, help="pages per PDF at most")
-    s.add_argument("--max-chunks", type=int, default=200, help="chunks to embed")
-    s.add_argument("--llm", action="store_true", help="also time the configured LLM")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=run)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(run(argparse.ArgumentParser().parse_args()))

@@ -1,0 +1,157 @@
+"""``python -m rag_core bench``: Docent against the limits and against the naive path.
+
+Every figure is a ratio of two things measured in the same run (these machines are noisy),
+with the raw figures beside it; ``docs/performance.md`` has the table and the command.
+
+    python -m rag_core bench --json [--docs DIR] [--questions figures.jsonl] [--quick]
+    python -m rag_core bench PDF... [--llm] [--json]     # parsing, embedding, LLM speed only
+
+With ``--json`` the last line is one object: ``{"targets": {name: {"value", "target", "met"}},
+"answer", "follow_up", "ingest", "delete", "retrieval", "app", ...}``; with PDFs given, the
+older ``{"parse", "embed", "llm"}`` object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from rag_core.bench import machine
+from rag_core.bench.common import ROOT, figure_questions, sec_docs
+from rag_core.settings import DocentSettings, load_settings
+
+# name -> (section, key, target, "le" | "ge")
+TARGETS = {
+    "ttft_vs_naive": ("answer", "ttft_vs_naive", 0.4, "le"),
+    "accuracy_vs_naive": ("answer", "accuracy_vs_naive", 1.0, "ge"),
+    "preview_s": ("answer", "preview_s", 1.5, "le"),
+    "followup_vs_first": ("follow_up", "followup_vs_first", 1.3, "le"),
+    "ttft_vs_raw": ("answer", "ttft_vs_raw", 1.1, "le"),
+    "ingest_vs_limit": ("ingest", "ingest_vs_limit", 0.9, "ge"),
+    "ingest_vs_naive": ("ingest", "ingest_vs_naive", 1.5, "ge"),
+    "reingest_vs_first": ("ingest", "reingest_vs_first", 0.05, "le"),
+    "retrieval_p50_vs_raw_100k": ("retrieval", "retrieval_p50_vs_raw", 1.5, "le"),
+    "cold_start_s": ("app", "cold_start_s", 5.0, "le"),
+    "cold_start_vs_hello": ("app", "cold_start_vs_hello", 2.0, "le"),
+    "delete_1k_s": ("delete", "delete_1k_s", 1.0, "le"),
+    "peak_rss_mb": ("rss", "peak_rss_mb", 3072.0, "le"),
+}
+FOLLOW_UPS = ROOT / "tests" / "data" / "elliptical_sec.jsonl"
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        return out.stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def _targets(result: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for name, (section, key, target, how) in TARGETS.items():
+        value = (result.get(section) or {}).get(key)
+        met = None if not isinstance(value, (int, float)) else (value <= target if how == "le" else value >= target)
+        out[name] = {"value": value, "target": f"{'≤' if how == 'le' else '≥'} {target}", "met": met}
+    return out
+
+
+def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) -> dict[str, Any]:
+    from rag_core.bench.answers import bench_first_turns, bench_follow_ups
+    from rag_core.bench.app import bench_cold_start, bench_peak_rss
+    from rag_core.bench.ingest import bench_delete, bench_ingest
+    from rag_core.bench.retrieval import bench_retrieval
+    from rag_core.chat.service import count_tokens
+    from rag_core.context import build_context
+
+    quick = args.quick
+    docs = sec_docs(Path(args.docs) if args.docs else None)
+    settings = settings.model_copy(update={"llm_max_new_tokens": args.max_new_tokens})
+    result: dict[str, Any] = {
+        "date": dt.date.today().isoformat(),
+        "commit": _commit(),
+        "quick": quick,
+        "docs": str(docs),
+        "llm_provider": settings.llm_provider,
+        "embed_provider": settings.embed_provider,
+    }
+    started = time.perf_counter()
+
+    report("ingest: Docent, the embedding limit and the naive path over the same PDFs…")
+    files = sorted(docs.glob("*.pdf"))[: 5 if quick else None]
+    subset = docs
+    if quick:
+        import tempfile
+
+        subset = Path(tempfile.mkdtemp(prefix="docent-bench-docs-"))
+        for f in files:
+            (subset / f.name).symlink_to(f.resolve())
+    result["ingest"], data_dir = bench_ingest(settings, subset)
+
+    ctx = build_context(settings.model_copy(update={"data_dir": data_dir, "model_cache": settings.model_dir}))
+    questions = [q for q in figure_questions(Path(args.questions) if args.questions else None, 200)]
+    names = {p.name for p in files}
+    questions = [q for q in questions if set(q.get("gold_files") or []) <= names][: 3 if quick else args.questions_n]
+    report(f"answers: {len(questions)} first turns, Docent against the naive path and raw llama.cpp…")
+    result["answer"] = bench_first_turns(ctx, questions, count_tokens)
+    pairs = [json.loads(line) for line in FOLLOW_UPS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    pairs = [p for p in pairs if set(p["gold_files"]) <= names and p["history"][0]]
+    chosen = pairs[:1] + [p for p in pairs if p["id"] in ("ellipsis_10", "ellipsis_14")][: (1 if quick else 2)]
+    chosen += [] if quick else pairs[1:2]
+    report(f"follow-ups: {len(chosen)} conversations of two questions…")
+    result["follow_up"] = bench_follow_ups(ctx, chosen)
+
+    report("deleting a 1,000-chunk document…")
+    result["delete"] = bench_delete(settings)
+    report("retrieval at scale (synthetic chunks)…")
+    result["retrieval"] = bench_retrieval(settings, (10_000,) if quick else (10_000, 100_000))
+    report("cold start against streamlit hello, in a real browser…")
+    result["app"] = bench_cold_start(runs=1 if quick else 3)
+    report("peak memory of a process that answered with the local models…")
+    result["rss"] = bench_peak_rss(data_dir, questions[0]["question"]) if questions else {}
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    result["targets"] = _targets(result)
+    return result
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = load_settings(data_dir=Path(args.data_dir)) if args.data_dir else load_settings()
+    if args.pdfs:
+        return machine.run(args)
+    import sys
+
+    def report(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    result = run_full(settings, args, report)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, default=str))
+    else:
+        for name, figure in result["targets"].items():
+            mark = "met" if figure["met"] else ("–" if figure["met"] is None else "NOT met")
+            print(f"{name:28} {figure['value']!s:>10}  target {figure['target']:>8}  {mark}")
+    return 0
+
+
+def register_cli(sub: Any) -> None:
+    s = sub.add_parser(
+        "bench",
+        help="Docent against the limits and the naive path (answers, ingestion, retrieval, app); or, with PDFs, "
+        "parsing/embedding/LLM speed",
+    )
+    s.add_argument("pdfs", nargs="*", help="PDF files: only time parsing, embedding (and --llm) on them")
+    s.add_argument("--docs", help="folder of PDFs to ingest and ask about (default: the shared SEC 10-Q filings)")
+    s.add_argument("--questions", help="figures.jsonl (scripts/build_figure_gold.py); default: built from ../shared")
+    s.add_argument("--questions-n", type=int, default=10, help="first-turn questions timed (default 10)")
+    s.add_argument("--max-new-tokens", type=int, default=64, help="answer length cap, the same on every path")
+    s.add_argument("--quick", action="store_true", help="a few minutes: 5 PDFs, 3 questions, 10k chunks, one start")
+    s.add_argument("--max-pages", type=int, default=100, help="with PDFs: pages per PDF at most")
+    s.add_argument("--max-chunks", type=int, default=200, help="with PDFs: chunks to embed")
+    s.add_argument("--llm", action="store_true", help="with PDFs: also time the configured LLM")
+    s.add_argument("--json", action="store_true", help="one JSON object, the last line")
+    s.set_defaults(func=run)

@@ -1,0 +1,91 @@
+"""What the benchmarks share: where the shared evaluation data is, the SEC figure questions,
+memory readings, medians, and a context over a throw-away data folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rag_core.context import AppContext, build_context
+from rag_core.errors import ConfigError
+from rag_core.settings import DocentSettings
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (scripts/ lives there)
+
+
+def shared_eval_dir() -> Path | None:
+    """``../shared/data/eval`` beside the checkout (or ``DOCENT_SHARED_DIR/data/eval``), if present."""
+    base = Path(os.environ.get("DOCENT_SHARED_DIR", ROOT.parent / "shared")) / "data" / "eval"
+    return base if base.is_dir() else None
+
+
+def sec_docs(docs: Path | None) -> Path:
+    """The folder of SEC 10-Q PDFs to benchmark on."""
+    if docs is not None:
+        if not docs.is_dir():
+            raise ConfigError(f"--docs {docs} is not a folder of documents.")
+        return docs
+    shared = shared_eval_dir()
+    if shared is None:
+        raise ConfigError("No --docs folder given and ../shared/data/eval not found: give --docs DIR (PDFs).")
+    return shared / "sec10q" / "data" / "v1" / "docs"
+
+
+def figure_questions(path: Path | None, limit: int) -> list[dict[str, Any]]:
+    """SEC 10-Q questions whose answer is a figure, with gold pages (``scripts/build_figure_gold.py``):
+    from ``path`` (figures.jsonl), or built now from the shared set into a temporary folder."""
+    if path is None:
+        shared = shared_eval_dir()
+        if shared is None:
+            raise ConfigError("No --questions file and ../shared/data/eval not found: give --questions figures.jsonl.")
+        import subprocess
+        import sys
+
+        out = Path(tempfile.mkdtemp(prefix="docent-bench-q-"))
+        for script, args in (("convert_sec10q.py", [str(shared), str(out)]), ("build_figure_gold.py", [str(out)])):
+            subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], check=True, capture_output=True)
+        path = out / "figures.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return rows[:limit]
+
+
+def rss_mb() -> float:
+    """This process's resident memory now, in MB."""
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
+
+
+def peak_rss_mb() -> float:
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def median(values: Sequence[float]) -> float | None:
+    return round(statistics.median(values), 3) if values else None
+
+
+def p95(values: Sequence[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 4)
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a is not None and b else None
+
+
+def fresh_context(settings: DocentSettings, name: str, **kwargs: Any) -> AppContext:
+    """A context over a new, empty data folder (the model stays where it is)."""
+    folder = Path(tempfile.mkdtemp(prefix=f"docent-bench-{name}-"))
+    return build_context(
+        settings.model_copy(update={"data_dir": folder, "model_cache": settings.model_dir, "chroma_host": None}),
+        **kwargs,
+    )
