@@ -8,10 +8,11 @@ every answer on screen is drawn the same way, from the session.
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from rag_core import AppContext, DocentError, Message, Session
-from ui import compat
 from ui.answer import FOLLOW_UPS, PENDING, render_answer, render_user, request_answer
 from ui.common import NEW_CHAT, UPLOAD_PAGE, current_session, ensure_routed, mismatch_notice, require_context
 from ui.exchange import import_report
@@ -46,13 +47,20 @@ def scope_line(scope: list[str], names: list[str]) -> str:
     return f"Searching {len(scope)} of {len(names)} documents: {shown}{more}"
 
 
+def summaries(ctx: AppContext, session_id: str) -> list[Any]:
+    """The summaries of the session's older turns (``text``, ``upto_message_id``), once the
+    engine writes them (``ctx.sessions.summaries``, the lead's part of issue 13)."""
+    read = getattr(ctx.sessions, "summaries", None)
+    return list(read(session_id)) if callable(read) else []
+
+
 def render_history(ctx: AppContext, session: Session, messages: list[Message], *, replacing: bool) -> None:
     """The conversation; the turns a summary stands for, collapsed under it.
 
     ``replacing``: the last answer is being written again, so it is left out."""
     if replacing and messages and messages[-1].role == "assistant":
         messages = messages[:-1]
-    summary = max(compat.summaries(ctx, session.id), key=lambda s: s.upto_message_id, default=None)
+    summary = max(summaries(ctx, session.id), key=lambda s: s.upto_message_id, default=None)
     upto = summary.upto_message_id if summary else None
     older = [m for m in messages if upto is not None and m.id is not None and m.id <= upto]
     if older:
@@ -66,8 +74,6 @@ def render_history(ctx: AppContext, session: Session, messages: list[Message], *
 
 def _draw(ctx: AppContext, session: Session, messages: list[Message], start: int, end: int, *, latest: bool) -> None:
     """``messages[start:end]``; the last message of all, when it is an answer, with its controls."""
-    can_rewrite = compat.stream_accepts(ctx, "rewrite")
-    can_regenerate = compat.stream_accepts(ctx, "regenerate")
     questions = [m.content for m in messages[:start] if m.role == "user"]
     for i in range(start, end):
         message = messages[i]
@@ -82,8 +88,6 @@ def _draw(ctx: AppContext, session: Session, messages: list[Message], start: int
             session_id=session.id,
             follow_up=len(questions) > 1,
             latest=is_last,
-            can_rewrite=can_rewrite,
-            can_regenerate=can_regenerate,
             follow_ups=st.session_state.get(FOLLOW_UPS, {}).get(message.id) if is_last else None,
         )
 
@@ -110,11 +114,8 @@ def offer_retry(session_id: str, messages: list[Message]) -> None:
 
 def offer_suggestions(ctx: AppContext, scope: list[str]) -> None:
     """A new conversation: three questions drawn from the documents in scope."""
-    suggest = compat.suggestions(ctx)
-    if suggest is None:
-        return
     try:
-        questions = [q for q in suggest.for_documents(scope or None, n=3) if q.strip()][:3]
+        questions = [q for q in ctx.suggestions.for_documents(scope or None, n=3) if q.strip()][:3]
     except DocentError as e:
         st.caption(f"No suggestions: {escape_markdown(str(e))}")
         return

@@ -106,12 +106,12 @@ def test_a_stopped_answer_says_so_and_only_the_latest_has_controls() -> None:
     stopped = Message(
         "assistant", "The Orion project", "Where did Orion launch?", sources=SOURCES[:1], meta={"stopped": True}, id=4
     )
-    at = draw(stopped, latest=True, can_regenerate=True, can_rewrite=True, follow_up=True)
+    at = draw(stopped, latest=True, follow_up=True)
     assert any("Stopped" in c for c in texts(at.caption))
     assert [b.key for b in at.button if b.key == "regenerate_4"] == ["regenerate_4"]
     assert at.text_area(key="rewrite_text_4").value == "Where did Orion launch?"  # the search, editable
 
-    older = draw(stopped, latest=False, can_regenerate=True, can_rewrite=True, follow_up=True)
+    older = draw(stopped, latest=False, follow_up=True)
     assert not [b for b in older.button if b.key.startswith("regenerate_")]
     assert not older.text_area
 

@@ -53,8 +53,6 @@ def render_answer(
     session_id: str | None = None,
     follow_up: bool = False,
     latest: bool = False,
-    can_rewrite: bool = False,
-    can_regenerate: bool = False,
     follow_ups: list[str] | None = None,
 ) -> None:
     """A stored answer with what it was based on; the latest one with its controls and the
@@ -71,7 +69,7 @@ def render_answer(
             message.condensed_question,
             follow_up=follow_up,
             edited=bool(meta.get("rewrite_edited")),
-            edit_key=key if latest and can_rewrite and question else None,
+            edit_key=key if latest and question else None,
         )
         for notice in meta.get("notices") or []:
             st.info(escape_markdown(notice), icon="ℹ️")
@@ -80,7 +78,7 @@ def render_answer(
         if line:
             st.caption(line)
         with st.container(horizontal=True, gap="small", key=f"actions_{key}"):
-            if latest and can_regenerate and question:
+            if latest and question:
                 st.button(
                     "🔁 Regenerate",
                     key=f"regenerate_{key}",

@@ -13,8 +13,7 @@ import re
 
 import streamlit as st
 
-from rag_core import AppContext, DocentError, Session
-from ui import compat
+from rag_core import AppContext, DocentError, Session, exchange
 from ui.common import CHAT_PAGE, select_session
 from ui.markdown import escape_markdown
 
@@ -30,9 +29,6 @@ def file_stem(name: str) -> str:
 
 def export_buttons(ctx: AppContext, session: Session) -> None:
     """Two downloads; the file is written when the button is clicked, not on every run."""
-    exchange = compat.exchange()
-    if exchange is None:
-        return
     stem = file_stem(session.name)
 
     def as_json() -> bytes:
@@ -65,9 +61,6 @@ def export_buttons(ctx: AppContext, session: Session) -> None:
 def import_box(ctx: AppContext) -> None:
     """ "Import a chat…", then an uploader for an exported conversation and what the import
     found. The uploader appears only when asked for: a page has one drop zone, its own."""
-    exchange = compat.exchange()
-    if exchange is None:
-        return
     if not st.session_state.get(IMPORTING):
         st.button("📥 Import a chat…", key="import_open", type="tertiary", on_click=_importing, args=(True,))
         return

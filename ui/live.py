@@ -22,7 +22,6 @@ from typing import Any
 import streamlit as st
 
 from rag_core import AppContext, DocentError
-from ui import compat
 from ui.answer import FOLLOW_UPS
 from ui.common import ensure_llm
 from ui.markdown import escape_markdown, inert_markdown
@@ -62,40 +61,31 @@ def write_answer(
 def _write(ctx: AppContext, session_id: str, question: str, rewrite: str | None, regenerate: bool) -> None:
     """``write_answer``'s drawing: the search, the preview, the sources, Stop, the words."""
     with st.chat_message("assistant"):
-        options: dict[str, Any] = {}
-        if rewrite is not None and compat.stream_accepts(ctx, "rewrite"):
-            options["rewrite"] = rewrite
-        if regenerate and compat.stream_accepts(ctx, "regenerate"):
-            options["regenerate"] = True
-        stream = ctx.chat.stream(question, session_id, **options)
+        stream = ctx.chat.stream(question, session_id, rewrite=rewrite, regenerate=regenerate)
         searched, notices, text, sources = st.empty(), st.container(), st.empty(), st.empty()
         show_search(searched, question, stream.condensed_question)
-        show_preview(text, getattr(stream, "preview", None))
+        show_preview(text, stream.preview)
         if stream.sources:
             sources.caption(sources_caption(stream.sources))  # labels already escaped
         waited = ensure_llm(ctx)
         if waited and "model_load_s" not in stream.timings:
             # The engine times from the question, so its total already holds this wait: say so.
             stream.timings["model_load_s"] = round(waited, 3)
-        prepare = getattr(stream, "prepare", None)
-        if callable(prepare):
-            prepare()  # a follow-up only the model can rewrite is rewritten and searched again
-            show_search(searched, question, stream.condensed_question)
-            if stream.sources:
-                sources.caption(sources_caption(stream.sources))
-            else:
-                sources.empty()
+        stream.prepare()  # a follow-up only the model can rewrite is rewritten and searched again
+        show_search(searched, question, stream.condensed_question)
+        if stream.sources:
+            sources.caption(sources_caption(stream.sources))
+        else:
+            sources.empty()
         with notices:
             for notice in stream.notices:
                 st.info(escape_markdown(notice), icon="ℹ️")
         stop_slot = st.empty()
-        if callable(getattr(stream, "stop", None)):
-            stop_slot.button("⏹️ Stop", key="stop_answer")  # no tooltip: it would draw the button twice
+        stop_slot.button("⏹️ Stop", key="stop_answer")  # no tooltip: it would draw the button twice
         written = stream_text(stream, text)
         stop_slot.empty()
-        turn = getattr(stream, "turn", None)
-        if turn is not None and turn.answer != written.strip():  # e.g. nothing was written
-            text.markdown(inert_markdown(turn.answer))
+        if stream.turn is not None and stream.turn.answer != written.strip():  # e.g. nothing was written
+            text.markdown(inert_markdown(stream.turn.answer))
 
 
 def show_search(slot: Any, question: str, condensed: str | None) -> None:
@@ -149,13 +139,12 @@ def remember(ctx: AppContext, session_id: str, question: str) -> None:
     if not messages or messages[-1].role != "assistant" or messages[-1].id is None:
         return
     last = messages[-1]
-    suggest = compat.suggestions(ctx)
-    if suggest is None or last.meta.get("stopped") or not last.sources:
+    if last.meta.get("stopped") or not last.sources:
         return
     started = time.perf_counter()
     try:
         with st.spinner("Suggesting follow-up questions…"):
-            questions = suggest.follow_ups(question, last.content, last.sources, n=2)
+            questions = ctx.suggestions.follow_ups(question, last.content, last.sources, n=2)
     except DocentError as e:
         logger.info("no follow-ups: %s", e)
         return

@@ -18,7 +18,6 @@ from typing import Any
 import streamlit as st
 
 from rag_core import AppContext, DocentError, Message, NotFoundError, Source
-from ui import compat
 from ui.markdown import escape_markdown
 
 logger = logging.getLogger(__name__)
@@ -134,15 +133,11 @@ def viewer_body(ctx: AppContext, state: dict[str, Any]) -> None:
         _pick_passage(sources, state)
         source = sources[state["n"] - 1]
         file = str(source.get("file") or "unknown file")
-    tool = compat.viewer(ctx)
     try:
-        if tool is not None and is_pdf(source):
-            _pdf_page(tool, state, sources)
-        elif tool is not None:
-            _passage_in_context(tool, file, str(source.get("text") or ""), state["n"])
+        if is_pdf(source):
+            _pdf_page(ctx.viewer, state, sources)
         else:
-            st.caption("This version of Docent cannot open documents here; the passage:")
-            st.text(source.get("text") or "")
+            _passage_in_context(ctx.viewer, file, str(source.get("text") or ""), state["n"])
     except NotFoundError as e:
         st.warning(f"{e} The passage as it was cited:", icon="⚠️")
         st.text(source.get("text") or "")
