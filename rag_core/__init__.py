@@ -12,6 +12,7 @@ from rag_core.context import AppContext, build_context
 from rag_core.errors import (
     ConfigError,
     ConsistencyError,
+    DatabaseDamagedError,
     DocentError,
     IndexMismatchError,
     IngestError,
@@ -20,7 +21,8 @@ from rag_core.errors import (
     ProviderError,
 )
 from rag_core.exchange import ImportReport, export_json, export_markdown, export_session, import_session
-from rag_core.ingestion import IngestionService, IngestResult
+from rag_core.ingestion import Conflict, IngestionService, IngestResult
+from rag_core.jobs import JobRunner, JobView, Upload
 from rag_core.loaders import SUPPORTED_EXTS
 from rag_core.payloads import EvalResult, Source
 from rag_core.settings import DocentSettings, RetrievalSettings, env_pinned_fields, load_settings, save_settings
@@ -35,7 +37,9 @@ __all__ = [
     "ChatService",
     "ChatTurn",
     "ConfigError",
+    "Conflict",
     "ConsistencyError",
+    "DatabaseDamagedError",
     "DocentError",
     "DocentSettings",
     "DocumentRecord",
@@ -45,6 +49,8 @@ __all__ = [
     "IngestError",
     "IngestResult",
     "IngestionService",
+    "JobRunner",
+    "JobView",
     "Message",
     "ModelError",
     "NotFoundError",
@@ -55,6 +61,7 @@ __all__ = [
     "Session",
     "Source",
     "SuggestionService",
+    "Upload",
     "Viewer",
     "build_context",
     "env_pinned_fields",

@@ -15,9 +15,11 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 
+from rag_core.backups import BACKUPS_DIR, Backups, open_database
 from rag_core.chat import ChatService
 from rag_core.index import VectorIndex, open_index
 from rag_core.ingestion import IngestionService
+from rag_core.jobs import JobRunner, job_runner
 from rag_core.providers.embeddings import build_embedding
 from rag_core.providers.llm import ProgressFn
 from rag_core.providers.models import ModelLoader
@@ -42,8 +44,11 @@ class AppContext:
     ingestion: IngestionService
     chat: ChatService
     models: ModelLoader
-    recovered: list[str] = field(default_factory=list)
-    # Keyword-only, so they follow the defaulted field yet need no None default (pages use them as is).
+    jobs: JobRunner  # background uploads of this data folder (shared; sessions keep their job ids)
+    recovered: list[str] = field(default_factory=list)  # interrupted ingestions removed on start
+    reregistered: list[str] = field(default_factory=list)  # whole documents the registry had lost
+    notices: list[str] = field(default_factory=list)  # what start-up had to repair, for the user
+    # Keyword-only, so they follow the defaulted fields yet need no None default (pages use them as is).
     viewer: Viewer = field(kw_only=True)  # page images and passages in context (rag_core/viewer.py)
     suggestions: SuggestionService = field(kw_only=True)  # suggested questions (rag_core/suggestions.py)
 
@@ -70,17 +75,21 @@ def build_context(
 ) -> AppContext:
     """Wire everything from settings. Tests pass fakes for ``llm``/``embed_model``/``reranker``.
 
-    ``recover`` removes what an interrupted ingestion left (see ``IngestionService.recover``);
-    ``check`` turns it off so that it can report the damage instead."""
+    ``recover`` removes what an interrupted ingestion left, registers again whole documents the
+    registry lost (see ``rag_core.recovery``) and moves a damaged ``docent.db`` aside to rebuild
+    it (``rag_core.backups``); ``check`` turns it off so that it can report the damage instead."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     embed = embed_model or build_embedding(settings)
     index = open_index(settings, embed)
-    db = Database(settings.data_dir / DB_FILE)
+    every = settings.backup_interval_hours * 3600 or None
+    backups = Backups(settings.data_dir / BACKUPS_DIR, every_s=every, keep=settings.backup_keep)
+    db, notices = open_database(settings.data_dir / DB_FILE, backups, repair=recover)
     sessions = SessionStore(db)
     registry = DocumentRegistry(db)
     ingestion = IngestionService(settings, index, registry)
     models = ModelLoader(settings, llm=llm, **({"reranker": reranker} if reranker is not None else {}))
     chat = ChatService(settings, index, sessions, models)
+    jobs = job_runner(settings.data_dir)
     ctx = AppContext(
         settings,
         embed,
@@ -91,9 +100,15 @@ def build_context(
         ingestion,
         chat,
         models,
+        jobs,
+        notices=notices,
         viewer=Viewer(settings, registry, index),
         suggestions=SuggestionService(settings, index, registry, models),
     )
     if recover and index.mismatch() is None:
-        ctx.recovered = ingestion.recover()
+        report = ingestion.recover()
+        ctx.recovered, ctx.reregistered = report.removed, report.reregistered
+        ctx.notices += report.notices()
+    if recover:
+        backups.if_due(db, starting=True)
     return ctx

@@ -8,8 +8,10 @@ Every one of them carries a message a person can act on. Pages and the CLI catch
     ├── ModelError             a model cannot be assembled, verified or loaded
     ├── ProviderError          a provider (LLM endpoint, reranker) failed at run time
     ├── IngestError            one file could not be ingested (carries ``file`` and ``reason``)
+    │   └── IngestCancelled    the user cancelled it (the document is left absent, never half)
     ├── IndexMismatchError     the index holds vectors of another embedding model
     ├── ConsistencyError       docstore, Chroma and SQLite disagree
+    │   └── DatabaseDamagedError  docent.db cannot be read (the message says how it is rebuilt)
     └── NotFoundError          a session or document that does not exist
 """
 
@@ -41,12 +43,23 @@ class IngestError(DocentError):
         self.reason = reason
 
 
+class IngestCancelled(IngestError):
+    """The user cancelled an ingestion; what it had written is removed."""
+
+    def __init__(self, file: str) -> None:
+        super().__init__(file, "cancelled")
+
+
 class IndexMismatchError(DocentError):
     """The index was built with another embedding model."""
 
 
 class ConsistencyError(DocentError):
     """Docstore, Chroma and SQLite disagree."""
+
+
+class DatabaseDamagedError(ConsistencyError):
+    """The SQLite file is damaged or not a database."""
 
 
 class NotFoundError(DocentError):

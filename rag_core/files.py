@@ -73,20 +73,35 @@ class FolderLock:
         self._file = FileLock(str(self.path), thread_local=False, is_singleton=False)
         self._depth = 0
 
+    @property
+    def depth(self) -> int:
+        """How many times the calling thread holds the lock (0: not held; only meaningful
+        to the thread that holds it)."""
+        return self._depth if self._thread._is_owned() else 0  # type: ignore[attr-defined]
+
     @contextlib.contextmanager
-    def hold(self, wait: bool = True) -> Iterator[bool]:
-        """Yields True while held; with ``wait=False`` yields False at once when someone else holds it."""
-        if not self._thread.acquire(blocking=wait):
-            yield False
-            return
+    def hold(self, wait: bool = True, on_wait: Callable[[], None] | None = None) -> Iterator[bool]:
+        """Yields True while held; with ``wait=False`` yields False at once when someone else holds it.
+        ``on_wait`` is called once before waiting, so a caller can say why it stands still."""
+        if not self._thread.acquire(blocking=False):
+            if not wait:
+                yield False
+                return
+            if on_wait:
+                on_wait()
+            self._thread.acquire()
         try:
             if self._depth == 0:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 try:
-                    self._file.acquire(timeout=-1 if wait else 0)
+                    self._file.acquire(timeout=0)
                 except Timeout:
-                    yield False
-                    return
+                    if not wait:
+                        yield False
+                        return
+                    if on_wait:
+                        on_wait()
+                    self._file.acquire(timeout=-1)
             self._depth += 1
             try:
                 yield True

@@ -1,10 +1,21 @@
-"""``check``: do the registry (SQLite), the docstore and Chroma agree?"""
+"""``check``: do the registry (SQLite), the docstore and Chroma agree?
+
+Three kinds of finding are kept apart:
+
+- *ingesting*: another process holds the write lock and these documents carry a pending
+  marker: an ingestion in progress, not damage (nothing to do);
+- *interrupted*: a pending marker and nobody writing: a crash left it; the next start or
+  ``check --repair`` removes it;
+- *problems*: everything else that disagrees, each with what fixes it.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rag_core import recovery
 from rag_core.context import AppContext
+from rag_core.index import stored_files_dir
 
 
 def check(ctx: AppContext) -> tuple[list[str], dict[str, Any]]:
@@ -13,28 +24,51 @@ def check(ctx: AppContext) -> tuple[list[str], dict[str, Any]]:
     mismatch = ctx.index.mismatch()
     if mismatch:
         problems.append(mismatch)
+    busy = ctx.index.held_elsewhere()
+    marked = recovery.interrupted(ctx.ingestion)
+    ingesting = sorted(marked) if busy else []
+    interrupted = [] if busy else sorted(marked)
+    for name in interrupted:
+        problems.append(
+            f"{name}: ingestion was interrupted (pending); the next start or `check --repair` removes what it left"
+        )
     records = ctx.registry.list(status=None)
-    indexed = {r.name: r for r in records if r.status == "indexed"}
-    for r in records:
-        if r.status == "pending":
-            problems.append(f"{r.name}: ingestion was interrupted (pending); run any command to recover it")
+    indexed = {r.name: r for r in records if r.status == "indexed" and r.name not in marked}
+    known = set(indexed) | set(marked)
     doc_names = ctx.index.docstore_names()
     chroma_names = ctx.index.chroma_names()
-    for name in sorted(doc_names - set(indexed)):
-        problems.append(f"{name}: in the docstore but not in the registry")
-    for name in sorted(chroma_names - set(indexed)):
-        problems.append(f"{name}: has vectors in Chroma but is not in the registry")
+    files = stored_files_dir(ctx.settings)
+    for name in sorted(chroma_names - known):
+        fix = (
+            "the registry lost it (docent.db emptied or restored?); the next start or `check --repair` registers "
+            "it again from the index"
+            if recovery.whole_sha(ctx.ingestion, name)
+            else recovery.UNRESOLVED
+        )
+        problems.append(f"{name}: has vectors in Chroma but is not in the registry: {fix}")
+    for name in sorted(doc_names - known - chroma_names):
+        problems.append(f"{name}: in the docstore but has no vectors; `check --repair` removes the entry")
     for name, rec in sorted(indexed.items()):
+        has_copy = (files / name).is_file()
+        fix = (
+            "`check --repair` ingests it again from its stored copy"
+            if has_copy
+            else "its stored copy is missing: upload it again"
+        )
         if name not in doc_names:
-            problems.append(f"{name}: registered but missing from the docstore")
+            problems.append(f"{name}: registered but missing from the docstore; {fix}")
         n = ctx.index.chunk_count(name)
         if n != rec.chunks:
-            problems.append(f"{name}: registry says {rec.chunks} chunks, Chroma holds {n}")
+            problems.append(f"{name}: registry says {rec.chunks} chunks, Chroma holds {n}; {fix}")
+        elif not has_copy:
+            problems.append(f"{name}: its stored copy in files/ is missing, so a rebuild cannot restore it")
     summary = {
         "documents": len(indexed),
         "chunks": ctx.index.chunk_count(),
         "docstore_entries": len(ctx.index.docstore.get_all_document_hashes()),
         "sessions": len(ctx.sessions.list()),
         "embed_model": ctx.index.embed_name,
+        "ingesting": ingesting,
+        "interrupted": interrupted,
     }
     return problems, summary

@@ -1,6 +1,13 @@
 """The vector index: a Chroma collection (embedded or a ``chroma run`` server), the
 persisted docstore the ingestion pipeline upserts against, and the fingerprint that
 keeps vectors of two embedding models from ever mixing.
+
+Several processes may share one data folder (the app and the CLI, two CLI ingests). Each
+holds the docstore in memory, and an embedded Chroma client caches its segments: a process
+does not see another's vectors until it reopens them. So every write happens under the
+folder's write lock, and every holder of the lock bumps ``<data_dir>/.generation`` when it
+takes and when it releases it. A process that finds the generation changed since it last
+looked reloads the docstore and reopens its Chroma view before it reads or writes.
 """
 
 from __future__ import annotations
@@ -9,6 +16,7 @@ import contextlib
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,13 +28,14 @@ from llama_index.core.storage.docstore import SimpleDocumentStore
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
 from rag_core.errors import ConfigError, IndexMismatchError
-from rag_core.files import FolderLock, replacing
+from rag_core.files import FolderLock, atomic_write, replacing
 from rag_core.providers.embeddings import embedding_dimension
 from rag_core.settings import DocentSettings
 
 logger = logging.getLogger(__name__)
 
 DOCSTORE_FILE = "docstore.json"
+GENERATION_FILE = ".generation"
 
 
 def _chroma_client(settings: DocentSettings) -> Any:
@@ -57,31 +66,114 @@ class VectorIndex:
         self.embed_model = embed_model
         self.embed_name = embed_model.model_name
         self.embed_dim = embedding_dimension(embed_model)
+        self.docstore_path = settings.data_dir / DOCSTORE_FILE
+        self._generation_path = settings.data_dir / GENERATION_FILE
+        self._lock = threading.RLock()
+        self._version = 0
+        self._writer = FolderLock(settings.data_dir / ".write.lock")
+        self._seen = self._read_generation()
         self.client = _chroma_client(settings)
-        self.collection = self.client.get_or_create_collection(
-            settings.collection,
+        self._open_collection()
+        self._load_docstore()
+
+    def _open_collection(self) -> None:
+        self._collection = self.client.get_or_create_collection(
+            self.settings.collection,
             metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
             embedding_function=None,
         )
-        self.vector_store = ChromaVectorStore(chroma_collection=self.collection)
-        self.docstore_path = settings.data_dir / DOCSTORE_FILE
-        self.docstore = (
+        self._vector_store = ChromaVectorStore(chroma_collection=self._collection)
+
+    def _load_docstore(self) -> None:
+        self._docstore = (
             SimpleDocumentStore.from_persist_path(str(self.docstore_path))
             if self.docstore_path.exists()
             else SimpleDocumentStore()
         )
-        self._lock = threading.RLock()
-        self._version = 0
-        self._writer = FolderLock(settings.data_dir / ".write.lock")
+
+    # ------------------------------------------------------------------ what other processes wrote
+    @property
+    def collection(self) -> Any:
+        self._catch_up()
+        return self._collection
+
+    @property
+    def vector_store(self) -> ChromaVectorStore:
+        self._catch_up()
+        return self._vector_store
+
+    @property
+    def docstore(self) -> SimpleDocumentStore:
+        self._catch_up()
+        return self._docstore
+
+    def _read_generation(self) -> str:
+        try:
+            return self._generation_path.read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            return ""
+
+    def _catch_up(self) -> None:
+        """Reload the docstore and reopen Chroma if another writer changed them since we looked.
+        Nothing to do while this process holds the write lock: nobody else can write then."""
+        if self._writer.depth:
+            return
+        with self._lock:
+            token = self._read_generation()
+            if token != self._seen:
+                self._reload()
+                self._seen = token
+
+    def _reload(self) -> None:
+        logger.info("another process wrote to %s: reloading the docstore and the index", self.settings.data_dir)
+        self._load_docstore()
+        if not self.settings.chroma_host:  # a server is shared, so always current
+            self.client = _reopen_chroma(self.client, self.settings)
+        self._open_collection()
+        self._version += 1
+
+    def _bump_generation(self) -> None:
+        with self._lock:
+            token = uuid.uuid4().hex
+            atomic_write(self._generation_path, token)
+            self._seen = token
 
     # ------------------------------------------------------------------ one writer
     @contextmanager
     def writer(self, wait: bool = True) -> Iterator[bool]:
         """Hold the write lock of this data folder (``<data_dir>/.write.lock``): one writer
         among this process's threads and every other process (the CLI beside the app).
-        With ``wait=False`` yields False instead of waiting when someone else writes."""
-        with self._writer.hold(wait) as acquired:
-            yield acquired
+        With ``wait=False`` yields False instead of waiting when someone else writes.
+
+        Taking it first catches up with what others wrote (so a read-modify-write of the
+        docstore or of Chroma starts from the current state), and marks the folder changed
+        (so a writer killed half-way still tells the others to look again); letting it go
+        marks the folder changed once more, with everything written."""
+
+        def waiting() -> None:
+            logger.info(
+                "waiting for the write lock of %s: another process or upload is writing", self.settings.data_dir
+            )
+
+        with self._writer.hold(wait, on_wait=waiting) as acquired:
+            if not acquired:
+                yield False
+                return
+            outermost = self._writer.depth == 1
+            if outermost:
+                with self._lock:
+                    if self._read_generation() != self._seen:
+                        self._reload()
+                    self._bump_generation()
+            try:
+                yield True
+            finally:
+                if outermost:
+                    self._bump_generation()
+
+    def held_elsewhere(self) -> bool:
+        """True when another process (or another thread here) is writing right now."""
+        return self._writer.held_elsewhere()
 
     # ------------------------------------------------------------------ fingerprint
     def fingerprint(self) -> dict[str, Any]:
@@ -107,24 +199,19 @@ class VectorIndex:
 
     def reset(self) -> None:
         """Drop every vector and the docstore; stamp the collection with the current model."""
-        with self._lock:
+        with self.writer(), self._lock:
             with contextlib.suppress(Exception):  # already gone
                 self.client.delete_collection(self.settings.collection)
-            self.collection = self.client.get_or_create_collection(
-                self.settings.collection,
-                metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
-                embedding_function=None,
-            )
-            self.vector_store = ChromaVectorStore(chroma_collection=self.collection)
-            self.docstore = SimpleDocumentStore()
+            self._open_collection()
+            self._docstore = SimpleDocumentStore()
             self.persist_docstore()
             self.bump()
 
     # ------------------------------------------------------------------ docstore
     def persist_docstore(self) -> None:
         """Write the docstore atomically: a killed process leaves the old file intact."""
-        with replacing(self.docstore_path) as tmp:
-            self.docstore.persist(str(tmp))
+        with self.writer(), replacing(self.docstore_path) as tmp:
+            self._docstore.persist(str(tmp))
 
     def ref_doc_ids_for(self, name: str) -> list[str]:
         prefix = f"{name}::"
@@ -137,7 +224,7 @@ class VectorIndex:
     def delete_refs(self, refs: list[str]) -> None:
         """Remove the vectors and docstore entries of some parts (pages, sections) of documents;
         the caller persists the docstore."""
-        with self._lock:
+        with self.writer(), self._lock:
             for ref in refs:
                 self.vector_store.delete(ref)
                 self.docstore.delete_ref_doc(ref, raise_error=False)
@@ -145,7 +232,7 @@ class VectorIndex:
 
     def delete_document(self, name: str) -> None:
         """Remove every vector and docstore entry of one document."""
-        with self._lock:
+        with self.writer(), self._lock:
             self.collection.delete(where={"doc_key": name})
             for ref in self.ref_doc_ids_for(name):
                 self.docstore.delete_ref_doc(ref, raise_error=False)
@@ -158,6 +245,17 @@ class VectorIndex:
             return self.collection.count()
         got = self.collection.get(where={"doc_key": name}, include=[])
         return len(got["ids"])
+
+    def chunk_shas(self, name: str) -> set[str]:
+        """The file digests the chunks of one document carry (one, when it is whole)."""
+        got = self.collection.get(where={"doc_key": name}, include=["metadatas"])
+        return {str((m or {}).get("file_sha256")) for m in got["metadatas"]}
+
+    def chunk_pages(self, name: str) -> int:
+        """The highest page number among a document's chunks (0 for files without pages)."""
+        got = self.collection.get(where={"doc_key": name}, include=["metadatas"])
+        pages = [(m or {}).get("page") for m in got["metadatas"]]
+        return max((int(p) for p in pages if isinstance(p, int | float)), default=0)
 
     def chroma_names(self) -> set[str]:
         names: set[str] = set()
@@ -193,8 +291,10 @@ class VectorIndex:
 
     @property
     def version(self) -> tuple[int, int]:
-        """Changes when the content changes (used to rebuild the keyword index)."""
-        return (self._version, self.collection.count())
+        """Changes when the content changes, here or in another process (used to rebuild the
+        keyword index)."""
+        count = self.collection.count()  # catches up first
+        return (self._version, count)
 
 
 _OPEN: dict[tuple, VectorIndex] = {}
@@ -219,6 +319,23 @@ def open_index(settings: DocentSettings, embed_model: BaseEmbedding) -> VectorIn
             index = VectorIndex(settings, embed_model)
             _OPEN[key] = index
         return index
+
+
+def _reopen_chroma(client: Any, settings: DocentSettings) -> Any:
+    """A new embedded client on the same folder that reads the segments afresh.
+
+    chromadb keeps one ``System`` per path in a process (``SharedSystemClient``), and its
+    vector segments are loaded once: a new client on that path would share the stale one.
+    So the cached system is dropped from that table first. It is not stopped: collections
+    still held elsewhere in this process keep working on it until they reopen as well."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    identifier = getattr(client, "_identifier", None)
+    if identifier is not None:
+        with SharedSystemClient._refcount_lock:
+            SharedSystemClient._identifier_to_system.pop(identifier, None)
+            SharedSystemClient._identifier_to_refcount.pop(identifier, None)
+    return _chroma_client(settings)
 
 
 def stored_files_dir(settings: DocentSettings) -> Path:

@@ -9,31 +9,55 @@ given to ``ingest``). For one document:
    and the pipeline (``DocstoreStrategy.UPSERTS``) re-embeds only pages whose content
    hash changed. The docstore is persisted atomically, a copy of the file is kept
    (for rebuilds), and only then does the row turn ``indexed``.
-3. A crash at any point leaves a ``pending`` row; ``recover()`` (run on start-up)
-   removes that document's vectors, docstore entries and row, so a document is
-   either fully indexed or absent.
+3. A crash at any point leaves a ``pending`` row and a marker file; ``recover()`` (run
+   on start-up, ``rag_core.recovery``) removes that document's vectors, docstore entries
+   and row, so a document is either fully indexed or absent. Nothing else is removed.
+
+A *different* file under a name already indexed is a conflict: ``on_conflict`` says what
+to do — ``ask`` (the default: refused, ``conflict`` set, nothing changed), ``replace``, or
+``keep_both`` (indexed as ``report (2).pdf``). ``cancelled`` is polled while the file is
+read and between batches of embeddings; a cancelled document is left absent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import tempfile
 import time
-import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
+from llama_index.core.schema import BaseNode, TransformComponent
 
-from rag_core import loaders
-from rag_core.errors import DocentError, IngestError, NotFoundError
+from rag_core import loaders, recovery
+from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError
 from rag_core.files import Progress, atomic_copy, file_digest
 from rag_core.index import VectorIndex, stored_files_dir
+from rag_core.names import iter_inputs, numbered, safe_name, upload_name
+from rag_core.recovery import IngestMarkers, RecoveryReport
 from rag_core.settings import DocentSettings
 from rag_core.store import DocumentRecord, DocumentRegistry
+
+__all__ = [
+    "Conflict",
+    "IngestResult",
+    "IngestionService",
+    "OnConflict",
+    "iter_inputs",
+    "numbered",
+    "safe_name",
+    "upload_name",
+]
+
+OnConflict = Literal["ask", "replace", "keep_both"]
+Cancelled = Callable[[], bool]
 
 logger = logging.getLogger(__name__)
 
@@ -43,12 +67,13 @@ class IngestResult:
     """The outcome for one file; ``as_json`` is the CLI's ``--json`` contract."""
 
     file: str
-    status: str  # indexed | skipped | replaced | failed
+    status: str  # indexed | skipped | replaced | failed | cancelled (app jobs only)
     reason: str = ""
     pages: int = 0
     chunks: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    conflict: bool = False  # failed because a different file of this name is indexed
 
     def as_json(self) -> dict:
         d = asdict(self)
@@ -56,44 +81,35 @@ class IngestResult:
         return d
 
 
-def safe_name(name: str) -> str:
-    """A display/identity name: NFC, no control characters, no '..' or absolute parts,
-    and no part longer than the file system takes (the stored copy is a file of that name)."""
-    name = unicodedata.normalize("NFC", name).replace("\\", "/")
-    name = "".join(c for c in name if unicodedata.category(c)[0] != "C")
-    parts = [_fit(p) for p in name.split("/") if p not in ("", ".", "..")]
-    return "/".join(parts).strip() or "unnamed"
+@dataclass
+class Conflict:
+    """A different file already indexed under an upload's name, for the app to ask about."""
+
+    name: str
+    existing: DocumentRecord
+    answers: int  # earlier answers whose sources cite the indexed version
+    conversations: int
+    keep_both_name: str
 
 
-MAX_NAME_BYTES = 200  # per path part; file systems allow 255 bytes, and '.tmp' is added while copying
+class _NameTaken(IngestError):
+    pass
 
 
-def _fit(part: str) -> str:
-    """A too-long part (a Windows name of 100 Chinese characters is 300 UTF-8 bytes) keeps its
-    extension and gets a short hash of the full part, so two long names stay two documents."""
-    if len(part.encode()) <= MAX_NAME_BYTES:
-        return part
-    stem, dot, ext = part.rpartition(".")
-    suffix = f".{ext}" if dot and stem and len(ext.encode()) <= 15 else ""
-    stem = stem if suffix else part
-    tag = "~" + hashlib.sha256(part.encode()).hexdigest()[:8]
-    budget = MAX_NAME_BYTES - len(suffix.encode()) - len(tag)
-    return stem.encode()[:budget].decode(errors="ignore") + tag + suffix
+class _Embedder(TransformComponent):
+    """The embedding step, a batch of chunks at a time: progress within a long document,
+    and a cancel that takes effect between batches."""
 
+    embed_model: BaseEmbedding
+    step: Any  # (done, total) -> None; raises IngestCancelled
+    batch: int = 64
 
-def iter_inputs(paths: Iterable[Path]) -> list[tuple[Path, str]]:
-    """Expand files and folders into (path, name) pairs; names relative to the folder given."""
-    out: list[tuple[Path, str]] = []
-    for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            for f in sorted(x for x in p.rglob("*") if x.is_file()):
-                if any(part.startswith(".") for part in f.relative_to(p).parts):
-                    continue
-                out.append((f, safe_name(f.relative_to(p).as_posix())))
-        else:
-            out.append((p, safe_name(p.name)))
-    return out
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        for start in range(0, len(nodes), self.batch):
+            self.step(start, len(nodes))
+            self.embed_model(nodes[start : start + self.batch])
+        self.step(len(nodes), len(nodes))
+        return nodes
 
 
 class IngestionService:
@@ -103,15 +119,16 @@ class IngestionService:
         self.settings = settings
         self.index = index
         self.registry = registry
+        self.markers = IngestMarkers(settings.data_dir / recovery.MARKERS_DIR)
 
     # ------------------------------------------------------------------ pipeline
-    def _pipeline(self) -> IngestionPipeline:
+    def _pipeline(self, step: Callable[[int, int], None]) -> IngestionPipeline:
         splitter = SentenceSplitter(
             chunk_size=self.settings.chunk_size,
             chunk_overlap=min(self.settings.chunk_overlap, self.settings.chunk_size // 2),
         )
         return IngestionPipeline(
-            transformations=[splitter, self.index.embed_model],
+            transformations=[splitter, _Embedder(embed_model=self.index.embed_model, step=step)],
             docstore=self.index.docstore,
             vector_store=self.index.vector_store,
             docstore_strategy=DocstoreStrategy.UPSERTS,
@@ -119,18 +136,30 @@ class IngestionService:
         )
 
     # ------------------------------------------------------------------ public API
-    def ingest_paths(self, paths: Iterable[Path], progress: Progress | None = None) -> list[IngestResult]:
-        return [self.ingest_file(p, name, progress) for p, name in iter_inputs(paths)]
+    def ingest_paths(
+        self, paths: Iterable[Path], progress: Progress | None = None, on_conflict: OnConflict = "ask"
+    ) -> list[IngestResult]:
+        return [self.ingest_file(p, name, progress, on_conflict=on_conflict) for p, name in iter_inputs(paths)]
 
-    def ingest_file(self, path: Path, name: str | None = None, progress: Progress | None = None) -> IngestResult:
+    def ingest_file(
+        self,
+        path: Path,
+        name: str | None = None,
+        progress: Progress | None = None,
+        *,
+        on_conflict: OnConflict = "ask",
+        cancelled: Cancelled | None = None,
+    ) -> IngestResult:
         """Ingest one file; never raises for a bad file (the result says why it failed)."""
         name = safe_name(name or Path(path).name)
         started = time.perf_counter()
         report = progress or (lambda msg, frac: None)
         try:
-            result = self._ingest(Path(path), name, report)
+            result = self._ingest(Path(path), name, report, on_conflict, cancelled or (lambda: False))
+        except IngestCancelled:
+            result = IngestResult(name, "cancelled", reason="cancelled: nothing of it was kept")
         except IngestError as e:
-            result = IngestResult(name, "failed", reason=e.reason)
+            result = IngestResult(name, "failed", reason=e.reason, conflict=isinstance(e, _NameTaken))
         except DocentError as e:
             result = IngestResult(name, "failed", reason=str(e))
         except OSError as e:  # unreadable input, disk full, ...: say so, not "unexpected error"
@@ -140,70 +169,95 @@ class IngestionService:
             logger.exception("unexpected error ingesting %s", name)
             result = IngestResult(name, "failed", reason=f"unexpected error: {type(e).__name__}: {e}"[:300])
         result.seconds = time.perf_counter() - started
-        report(f"{name}: {result.status}" + (f" ({result.reason})" if result.reason else ""), 1.0)
+        report(f"{result.file}: {result.status}" + (f" ({result.reason})" if result.reason else ""), 1.0)
         return result
 
-    def ingest_bytes(self, data: bytes, name: str, progress: Progress | None = None) -> IngestResult:
+    def ingest_bytes(
+        self,
+        data: bytes,
+        name: str,
+        progress: Progress | None = None,
+        *,
+        on_conflict: OnConflict = "ask",
+        cancelled: Cancelled | None = None,
+    ) -> IngestResult:
         """For uploads: write to a temp file, then ingest under ``name``."""
-        name = safe_name(Path(name.replace("\\", "/")).name)
+        name = upload_name(name)
         suffix = Path(name).suffix
         with tempfile.TemporaryDirectory(prefix="docent-upload-") as tmp:
             tmp_path = Path(tmp) / f"upload{suffix}"
             tmp_path.write_bytes(data)
-            return self.ingest_file(tmp_path, name, progress)
+            return self.ingest_file(tmp_path, name, progress, on_conflict=on_conflict, cancelled=cancelled)
+
+    def conflict(self, name: str, data: bytes) -> Conflict | None:
+        """When an upload of ``name`` would replace a different indexed file: what is there."""
+        name = upload_name(name)
+        existing = self.registry.get(name)
+        if existing is None or existing.status != "indexed":
+            return None
+        if existing.sha256 == hashlib.sha256(data).hexdigest():
+            return None
+        answers, conversations = self.registry.citations(name)
+        return Conflict(name, existing, answers, conversations, self._free_name(name, ""))
 
     def delete(self, name: str) -> None:
         with self.index.writer():
-            if self.registry.get(name) is None and name not in self.index.docstore_names():
+            known = self.registry.get(name) is not None or name in self.index.docstore_names()
+            if not known and not self.index.chunk_count(name):
                 raise NotFoundError(f"No document named {name!r}; `python -m rag_core docs list` shows them.")
             self.index.delete_document(name)
             self.registry.remove(name)
+            self.markers.drop(name)
             stored = stored_files_dir(self.settings) / name
             stored.unlink(missing_ok=True)
 
     def documents(self) -> list[DocumentRecord]:
         return self.registry.list()
 
-    def recover(self) -> list[str]:
-        """Remove what an interrupted ingestion left behind. Returns the names cleaned.
+    def recover(self) -> RecoveryReport:
+        """Remove what interrupted ingestions left; register again whole documents the registry lost."""
+        return recovery.recover(self)
 
-        Skipped while another context or process holds the write lock: its 'pending'
-        document is being ingested, not abandoned."""
-        cleaned = []
-        with self.index.writer(wait=False) as acquired:
-            if not acquired:
-                return []
-            for rec in self.registry.list(status="pending"):
-                self.index.delete_document(rec.name)
-                self.registry.remove(rec.name)
-                cleaned.append(rec.name)
-            indexed = {r.name for r in self.registry.list()}
-            for name in (self.index.docstore_names() | self.index.chroma_names()) - indexed:
-                self.index.delete_document(name)
-                cleaned.append(name)
-        if cleaned:
-            logger.warning("removed half-ingested documents: %s", ", ".join(sorted(set(cleaned))))
-        return sorted(set(cleaned))
+    def repair(self, progress: Progress | None = None) -> list[IngestResult]:
+        """Ingest again, from their stored copies, registered documents the index lost part of."""
+        return recovery.repair(self, progress)
 
     def rebuild(self, progress: Progress | None = None) -> list[IngestResult]:
-        """Drop the index and re-ingest every stored file with the current settings."""
-        with self.index.writer():
-            records = self.registry.list(status=None)
-            self.index.reset()
-            for rec in records:
-                self.registry.remove(rec.name)
-        files = stored_files_dir(self.settings)
-        results = []
-        for rec in records:
-            src = files / rec.name
-            if src.exists():
-                results.append(self.ingest_file(src, rec.name, progress))
-            else:
-                results.append(IngestResult(rec.name, "failed", reason="stored copy missing; upload it again"))
-        return results
+        """Drop the index and re-ingest every stored file (``files/``) with the current settings."""
+        return recovery.rebuild(self, progress)
 
     # ------------------------------------------------------------------ internals
-    def _ingest(self, path: Path, name: str, report: Progress) -> IngestResult:
+    def _free_name(self, name: str, sha: str) -> str:
+        """For keep-both: the first ``name (N)`` not taken, or the one that holds this very file."""
+        files = stored_files_dir(self.settings)
+        for n in range(2, 10_000):
+            candidate = numbered(name, n)
+            rec = self.registry.get(candidate)
+            if rec is None and not (files / candidate).exists():
+                return candidate
+            if rec is not None and rec.status == "indexed" and rec.sha256 == sha:
+                return candidate
+        raise IngestError(name, "too many files of this name; rename it before uploading")
+
+    def _target(self, name: str, sha: str, on_conflict: OnConflict) -> tuple[str, DocumentRecord | None]:
+        """The name to index under, and the indexed document of that name, if any."""
+        existing = self.registry.get(name)
+        if existing is None or existing.status != "indexed" or existing.sha256 == sha:
+            return name, existing
+        if on_conflict == "replace":
+            return name, existing
+        if on_conflict == "keep_both":
+            target = self._free_name(name, sha)
+            return target, self.registry.get(target)
+        added = time.strftime("%Y-%m-%d %H:%M", time.localtime(existing.added))
+        raise _NameTaken(
+            name,
+            f"a different file of this name is already indexed (added {added}); choose to replace it or to keep both",
+        )
+
+    def _ingest(
+        self, path: Path, name: str, report: Progress, on_conflict: OnConflict, cancelled: Cancelled
+    ) -> IngestResult:
         if not path.exists():
             raise IngestError(name, "file not found")
         size = path.stat().st_size
@@ -213,54 +267,95 @@ class IngestionService:
         loaders.check_supported(name)
         self.index.ensure_compatible()
         sha = file_digest(path)
-        existing = self.registry.get(name)
+        target, existing = self._target(name, sha, on_conflict)
         if existing and existing.status == "indexed" and existing.sha256 == sha:
-            return IngestResult(name, "skipped", reason="unchanged", pages=existing.pages, chunks=existing.chunks)
+            why = "unchanged" if target == name else f"unchanged (kept as {target})"
+            return IngestResult(target, "skipped", reason=why, pages=existing.pages, chunks=existing.chunks)
+        if cancelled():
+            raise IngestCancelled(target)
 
-        report(f"{name}: reading", 0.05)
+        report(f"{target}: reading", 0.05)
         loaded = loaders.load_file_guarded(
-            path, name, sha, timeout_s=self.settings.parse_timeout_s, memory_mb=self.settings.parse_memory_mb
+            path,
+            target,
+            sha,
+            timeout_s=self.settings.parse_timeout_s,
+            memory_mb=self.settings.parse_memory_mb,
+            cancelled=cancelled,
         )
-        same = [r.name for r in self.registry.find_by_sha(sha) if r.name != name]
+        if target != name:
+            loaded.warnings.append(f"a different {name} is indexed: this one was kept as {target}")
+        same = [r.name for r in self.registry.find_by_sha(sha) if r.name not in (name, target)]
         if same:
             loaded.warnings.append(f"same content as {', '.join(same)} (indexed under both names)")
-        report(f"{name}: {len(loaded.documents)} part(s) read; embedding", 0.3)
+        report(f"{target}: {len(loaded.documents)} part(s) read; waiting to write", 0.3)
 
-        with self.index.writer():
-            kind = loaded.kind
-            self.registry.mark_pending(name, sha, size, kind)
-            try:
-                keep = {d.id_ for d in loaded.documents}
-                self.index.delete_refs([ref for ref in self.index.ref_doc_ids_for(name) if ref not in keep])
-                self._run_pipeline(loaded, name, report)
-                self.index.persist_docstore()
-                self._keep_copy(path, name)
-                chunks = self.index.chunk_count(name)
-                self.registry.mark_indexed(name, loaded.pages, chunks)
-                self.index.bump()
-            except Exception:
-                self._discard(name)
-                raise
-        status = "replaced" if existing and existing.status == "indexed" else "indexed"
-        return IngestResult(name, status, pages=loaded.pages, chunks=chunks, warnings=loaded.warnings)
+        with self.index.writer(), self._written(target, path):
+            # Another process may have indexed this name while the file was read.
+            if self._target(name, sha, on_conflict)[0] != target:
+                raise IngestError(target, "another upload took this name meanwhile; try again")
+            existing = self.registry.get(target)
+            if existing and existing.status == "indexed" and existing.sha256 == sha:
+                return IngestResult(target, "skipped", reason="unchanged", pages=existing.pages, chunks=existing.chunks)
+            if cancelled():
+                raise IngestCancelled(target)
+            replacing = existing is not None and existing.status == "indexed"
+            citing = self.registry.citations(target) if replacing else (0, 0)
+            self.markers.put(target, sha)
+            self.registry.mark_pending(target, sha, size, loaded.kind)
+            keep = {d.id_ for d in loaded.documents}
+            self.index.delete_refs([ref for ref in self.index.ref_doc_ids_for(target) if ref not in keep])
+            self._run_pipeline(loaded, target, report, cancelled)
+            self.index.persist_docstore()
+            self._keep_copy(path, target)
+            chunks = self.index.chunk_count(target)
+            self.registry.mark_indexed(target, loaded.pages, chunks)
+            self.markers.drop(target)
+            self.index.bump()
+        if citing[0]:
+            loaded.warnings.append(
+                f"{citing[0]} earlier answer(s) in {citing[1]} conversation(s) cite the previous version; "
+                "they keep the passages they quoted, which may differ from this version"
+            )
+        status = "replaced" if replacing else "indexed"
+        return IngestResult(target, status, pages=loaded.pages, chunks=chunks, warnings=loaded.warnings)
 
-    def _run_pipeline(self, loaded: loaders.LoadedFile, name: str, report: Progress) -> None:
-        pipeline = self._pipeline()
+    @contextlib.contextmanager
+    def _written(self, name: str, source: Path) -> Iterator[None]:
+        """Whatever fails (or is cancelled) while a document is written leaves it absent."""
+        try:
+            yield
+        except BaseException:
+            self._discard(name, source)
+            raise
+
+    def _run_pipeline(self, loaded: loaders.LoadedFile, name: str, report: Progress, cancelled: Cancelled) -> None:
         docs = loaded.documents
-        batch = 16  # pages per run: progress for long PDFs, bounded memory
+        batch = 16  # pages per run: bounded memory
         for start in range(0, len(docs), batch):
-            pipeline.run(documents=docs[start : start + batch])
-            done = min(start + batch, len(docs))
-            report(f"{name}: embedded {done}/{len(docs)} part(s)", 0.3 + 0.65 * done / len(docs))
+            end = min(start + batch, len(docs))
 
-    def _discard(self, name: str) -> None:
+            def step(done: int, total: int, start: int = start, end: int = end) -> None:
+                if cancelled():
+                    raise IngestCancelled(name)
+                frac = (start + (end - start) * done / max(total, 1)) / len(docs)
+                where = f"part {end}" if end - start == 1 else f"parts {start + 1}-{end}"
+                report(f"{name}: embedding {where} of {len(docs)}: {done}/{total} passages", 0.3 + 0.65 * frac)
+
+            self._pipeline(step).run(documents=docs[start:end])
+
+    def _discard(self, name: str, source: Path) -> None:
         """After a failure mid-way: remove what this document left, as recovery would on the
-        next start, so the running app stays consistent (the document is absent, never half)."""
+        next start, so the running app stays consistent (the document is absent, never half).
+        The stored copy goes too, unless it is the file being ingested (rebuild, repair)."""
         try:
             self.index.delete_document(name)
             self.registry.remove(name)
-            (stored_files_dir(self.settings) / name).unlink(missing_ok=True)
-        except Exception:  # the pending row stays; recovery removes it on the next start
+            stored = stored_files_dir(self.settings) / name
+            if stored.resolve() != source.resolve():
+                stored.unlink(missing_ok=True)
+            self.markers.drop(name)
+        except Exception:  # the pending row and marker stay; recovery removes them on the next start
             logger.exception("could not clean up after a failed ingestion of %s", name)
 
     def _keep_copy(self, path: Path, name: str) -> None:

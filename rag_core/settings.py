@@ -238,6 +238,13 @@ class DocentSettings(BaseModel):
     parse_memory_mb: int = Field(
         default=2048, ge=64, description="Most memory reading one file may take before it is refused, in MB."
     )
+    backup_interval_hours: float = Field(
+        default=24.0,
+        ge=0,
+        description="How often docent.db is backed up into <data dir>/backups while Docent writes to it, in hours; "
+        "a start also backs it up if it changed since the last backup (0: only before migrations).",
+    )
+    backup_keep: int = Field(default=7, ge=1, description="How many backups of docent.db are kept (the newest).")
 
     # ------------------------------------------------------------------------
     @property

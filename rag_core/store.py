@@ -3,6 +3,10 @@
 The schema moves forward through numbered migrations recorded in ``_migrations``
 (simonw/llm's pattern). WAL mode and a busy timeout let several Streamlit sessions
 and an upload write at once. Keys never reach this file: nothing here stores settings.
+
+A file that SQLite cannot read raises ``DatabaseDamagedError`` (never a bare
+``sqlite3.DatabaseError``); ``rag_core.backups`` moves such a file aside and rebuilds. An
+online backup is taken before migrations change an existing file, and then on a schedule.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_core.errors import DocentError, NotFoundError
+from rag_core.backups import damaged, translated
+from rag_core.errors import DatabaseDamagedError, DocentError, NotFoundError
 from rag_core.payloads import Source
 
 
@@ -66,15 +71,31 @@ MIGRATIONS: list[Callable[[], str]] = [m001_sessions, m002_documents]
 
 
 class Database:
-    """One SQLite file, migrated on open; a connection per thread."""
+    """One SQLite file, checked and migrated on open; a connection per thread.
 
-    def __init__(self, path: Path) -> None:
+    ``backups`` (a ``rag_core.backups.Backups``) is asked for a copy before a migration
+    changes an existing file and after each write transaction (it decides whether one is due)."""
+
+    def __init__(self, path: Path, backups: Any = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.backups = backups
         self._local = threading.local()
-        conn = self._connection()
-        conn.execute("PRAGMA journal_mode=WAL")
-        self._migrate(conn)
+        if self.path.exists() and self.path.stat().st_size == 0:
+            raise damaged(self.path, "the file is empty (0 bytes)")
+        try:
+            conn = self._connection()
+            problem = conn.execute("PRAGMA quick_check").fetchone()[0]
+            if problem != "ok":
+                raise damaged(self.path, problem)
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._migrate(conn)
+        except sqlite3.DatabaseError as e:
+            self.close()
+            raise damaged(self.path, str(e)) from e
+        except DatabaseDamagedError:
+            self.close()
+            raise
 
     def _connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -87,31 +108,47 @@ class Database:
             self._local.conn = conn
         return conn
 
+    def close(self) -> None:
+        """Close this thread's connection (others close when their threads end)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A transaction: committed on success, rolled back on error."""
-        conn = self._connection()
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.DatabaseError as e:
+            raise translated(self.path, e) from e
+        if self.backups is not None:
+            self.backups.if_due(self)
 
     def query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-        return self._connection().execute(sql, params).fetchall()
+        try:
+            return self._connection().execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as e:
+            raise translated(self.path, e) from e
 
-    @staticmethod
-    def _migrate(db: sqlite3.Connection) -> None:
+    def _migrate(self, db: sqlite3.Connection) -> None:
         db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)")
         done = {r[0] for r in db.execute("SELECT name FROM _migrations")}
-        for fn in MIGRATIONS:
-            if fn.__name__ not in done:
-                # One transaction per migration: its DDL and its record land together or not at all.
-                db.executescript(
-                    f"BEGIN IMMEDIATE; {fn()}; INSERT INTO _migrations VALUES ('{fn.__name__}', {time.time()}); COMMIT;"
-                )
+        todo = [fn for fn in MIGRATIONS if fn.__name__ not in done]
+        if todo and done and self.backups is not None:  # an existing file is about to change
+            self.backups.take(self, label=f"before-{todo[0].__name__}")
+        for fn in todo:
+            # One transaction per migration: its DDL and its record land together or not at all.
+            db.executescript(
+                f"BEGIN IMMEDIATE; {fn()}; INSERT INTO _migrations VALUES ('{fn.__name__}', {time.time()}); COMMIT;"
+            )
 
     def applied_migrations(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM _migrations ORDER BY name")]
@@ -287,6 +324,26 @@ class DocumentRegistry:
                 " kind = excluded.kind, status = 'pending', updated = excluded.updated",
                 (name, sha256, size, kind, now, now),
             )
+
+    def register(self, name: str, sha256: str, size: int, pages: int, chunks: int, kind: str) -> None:
+        """An 'indexed' row for a document found whole in the index (recovery)."""
+        now = time.time()
+        with self.db.connect() as c:
+            c.execute(
+                "INSERT OR REPLACE INTO documents (name, sha256, size, pages, chunks, kind, status, added, updated)"
+                " VALUES (?, ?, ?, ?, ?, ?, 'indexed', ?, ?)",
+                (name, sha256, size, pages, chunks, kind, now, now),
+            )
+
+    def citations(self, name: str) -> tuple[int, int]:
+        """(answers, conversations) whose stored sources cite this document."""
+        row = self.db.query(
+            "SELECT COUNT(DISTINCT m.id), COUNT(DISTINCT m.session_id) FROM messages m,"
+            " json_each(CASE WHEN json_valid(m.sources) THEN m.sources ELSE '[]' END) j"
+            " WHERE m.role = 'assistant' AND json_extract(j.value, '$.file') = ?",
+            (name,),
+        )[0]
+        return int(row[0]), int(row[1])
 
     def mark_indexed(self, name: str, pages: int, chunks: int) -> None:
         with self.db.connect() as c:

@@ -11,6 +11,7 @@ import datetime
 import html
 import json
 import os
+import threading
 import time
 import tomllib
 from collections.abc import Iterable
@@ -20,8 +21,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag_core import build_context, load_settings
+from rag_core.health import check
+from rag_core.jobs import job_runner
 from rag_core.providers.embeddings import HashEmbedding
 from rag_core.settings import form_fields
+from ui.jobs import UPLOAD_JOBS
 from ui.markdown import escape_markdown, inert_markdown
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,8 +70,22 @@ def open_app(page: str | None = None, **query: str) -> AppTest:
     return at
 
 
-def upload(at: AppTest, *files: tuple[str, bytes, str]) -> AppTest:
+def upload(at: AppTest, *files: tuple[str, bytes, str], wait: bool = True) -> AppTest:
+    """Drop files on the uploader; with ``wait``, let the background job end and rerun (a
+    browser's page redraws itself each second while a job runs; AppTest does not)."""
     at.file_uploader[0].set_value(list(files)).run()
+    assert not at.exception, at.exception
+    if wait:
+        finish_jobs(at)
+    return at
+
+
+def finish_jobs(at: AppTest) -> AppTest:
+    runner = job_runner(Path(os.environ["DOCENT_DATA_DIR"]))
+    for job_id in at.session_state[UPLOAD_JOBS] if UPLOAD_JOBS in at.session_state else []:  # noqa: SIM401 (no .get)
+        view = runner.wait(job_id, timeout=TIMEOUT)
+        assert view is None or not view.running, "the upload job did not end"
+    at.run()
     assert not at.exception, at.exception
     return at
 
@@ -121,19 +139,77 @@ def test_chat_without_documents_points_to_upload(data_dir: Path) -> None:
 # ============================================================================ upload
 def test_upload_indexes_files_reports_failures_by_name_and_never_twice(data_dir: Path) -> None:
     at = upload(open_app("pages/upload.py"), ORION, VEGA, BROKEN)
-    statuses = at.get("status")  # one progress box per file, closed on its outcome
-    assert [s.state for s in statuses] == ["complete", "complete", "error"]
-    assert "orion.md" in statuses[0].label and "indexed" in statuses[0].label
-    assert len(at.get("progress")) == 3
+    successes = " ".join(texts(at.success))
+    assert "orion.md" in successes and "vega.txt" in successes and "indexed" in successes
     [failure] = texts(at.error)
     assert "broken.pdf" in failure and "not a PDF" in failure
     assert sorted(at.dataframe[0].value["Name"]) == ["orion.md", "vega.txt"]
 
     at.run()  # any rerun (a click elsewhere) must not ingest the same uploads again
-    assert at.get("status") == []
-    successes = " ".join(texts(at.success))
-    assert "orion.md" in successes and "vega.txt" in successes
-    assert len(at.error) == 1 and "broken.pdf" in at.error[0].value
+    assert len(at.session_state[UPLOAD_JOBS]) == 1
+    assert len(at.error) == 1 and "broken.pdf" in at.error[0].value  # results stay until dismissed
+    click(at, "clear_uploads")
+    assert texts(at.success) == [] and texts(at.error) == []
+    assert sorted(at.dataframe[0].value["Name"]) == ["orion.md", "vega.txt"]
+
+
+def test_a_different_file_of_an_indexed_name_asks_replace_or_keep_both(data_dir: Path) -> None:
+    orion2 = ("orion.md", b"# Orion\n\nA different report: Orion was cancelled in 2021.\n", "text/markdown")
+    at = upload(open_app("pages/upload.py"), ORION)
+    at = upload(at, orion2)  # a new upload of the same name, different content: nothing sent yet
+    [question] = [w for w in texts(at.warning) if "already indexed from a different file" in w]
+    assert "orion.md" in question
+    assert [b.label for b in at.button if b.key and b.key.startswith(("replace_", "keep_both_", "skip_"))] == [
+        "Replace it",
+        "Keep both (as orion (2).md)",
+        "Skip this file",
+    ]
+    assert list(at.dataframe[0].value["Name"]) == ["orion.md"]
+
+    keep_both = next(b for b in at.button if b.key and b.key.startswith("keep_both_"))
+    keep_both.click().run()
+    finish_jobs(at)
+    assert sorted(at.dataframe[0].value["Name"]) == ["orion (2).md", "orion.md"]
+    assert any(escape_markdown("kept as orion (2).md") in w for w in texts(at.warning))
+    assert not any("already indexed from a different file" in w for w in texts(at.warning))
+
+
+def test_upload_runs_in_the_background_survives_switching_pages_and_cancels(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate, inside = threading.Event(), threading.Event()
+    original = HashEmbedding._get_text_embeddings
+
+    def held(self, texts):  # the first batch of embeddings waits until the test lets it go
+        inside.set()
+        assert gate.wait(TIMEOUT)
+        return original(self, texts)
+
+    monkeypatch.setattr(HashEmbedding, "_get_text_embeddings", held)
+    at = upload(open_app("pages/upload.py"), VEGA, ORION, wait=False)
+    assert inside.wait(TIMEOUT)
+    at.run()
+    assert "**⏳ Indexing 2 file(s)…**" in texts(at.markdown)
+    bars = [b.proto.text for b in at.get("progress")]
+    assert any(escape_markdown("vega.txt: embedding part 1 of 1: 0/1 passages") == t for t in bars)
+    assert escape_markdown("orion.md: waiting") in bars
+    assert any("Indexing: 0 of 2" in b.proto.text for b in at.sidebar.get("progress"))
+
+    at.switch_page("pages/chat.py").run()
+    at.switch_page("pages/upload.py").run()  # coming back: the same job, still running
+    assert "**⏳ Indexing 2 file(s)…**" in texts(at.markdown)
+
+    [job_id] = at.session_state[UPLOAD_JOBS]
+    click(at, f"cancel_{job_id}")
+    gate.set()
+    finish_jobs(at)
+    infos = texts(at.info)
+    assert any("vega.txt" in i and "cancelled" in i for i in infos)
+    assert any("orion.md" in i and "cancelled" in i for i in infos)
+    assert "Indexed documents (0)" in texts(at.main.subheader)
+    ctx = build_context(load_settings())
+    assert check(ctx)[0] == [] and ctx.index.chunk_count() == 0  # absent, not half
+    assert not (data_dir / "files" / "vega.txt").exists()
 
 
 def test_delete_document_after_confirmation(data_dir: Path) -> None:

@@ -108,13 +108,39 @@ def test_docs_list_delete_and_check(tmp_path, corpus):
     assert p.returncode == 1
     report = json.loads(p.stdout)
     assert report["ok"] is False
-    assert report["problems"] == ["ghost.pdf: has vectors in Chroma but is not in the registry"]
-    p = run(["check", "--repair", "--json"], data)
-    assert json.loads(p.stdout)["repaired"] == ["ghost.pdf"]
+    [problem] = report["problems"]
+    assert problem.startswith("ghost.pdf: has vectors in Chroma but is not in the registry: its chunks do not")
+    # No pending marker proves it half-ingested, and it names no file version: kept, and said so.
+    p = run(["check", "--repair", "--json"], data, check=False)
+    assert p.returncode == 1 and "repaired" not in json.loads(p.stdout)
+    assert any(n.startswith("ghost.pdf: its chunks do not name one version") for n in json.loads(p.stdout)["notices"])
+    run(["docs", "delete", "ghost.pdf"], data)  # the person decides
+    assert run(["check"], data).returncode == 0
     run(["docs", "delete", "zephyr.pdf"], data)
     assert "No documents" in run(["docs", "list"], data).stdout
     p = run(["docs", "delete", "nope.pdf"], data, check=False)
     assert p.returncode == 2 and "No document named 'nope.pdf'" in p.stderr
+
+
+def test_a_different_file_of_the_same_name_needs_replace_or_keep_both(tmp_path, corpus):
+    data = tmp_path / "data"
+    v1, v2 = tmp_path / "v1" / "report.txt", tmp_path / "v2" / "report.txt"
+    for path, text in ((v1, "Revenue grew by nine percent."), (v2, "Revenue fell by four percent.")):
+        path.parent.mkdir()
+        path.write_text(text)
+    run(["ingest", str(v1)], data)
+    p = run(["ingest", "--json", "--strict", str(v2)], data, check=False)
+    [refused] = lines(p.stdout)
+    assert p.returncode == 1 and (refused["status"], refused["conflict"]) == ("failed", True)
+    assert "--replace" in p.stderr and "--keep-both" in p.stderr
+    [kept] = lines(run(["ingest", "--json", "--keep-both", str(v2)], data).stdout)
+    assert (kept["file"], kept["status"]) == ("report (2).txt", "indexed")
+    v2.write_text("Revenue was flat.")
+    [replaced] = lines(run(["ingest", "--json", "--replace", str(v2)], data).stdout)
+    assert (replaced["file"], replaced["status"]) == ("report.txt", "replaced")
+    listed = {d["name"] for d in lines(run(["docs", "list", "--json"], data).stdout)}
+    assert listed == {"report.txt", "report (2).txt"}
+    assert run(["check"], data).returncode == 0
 
 
 def test_missing_key_is_a_clear_error_not_a_traceback(tmp_path, corpus):

@@ -279,11 +279,12 @@ def test_generated_folder_file_by_file(make_settings, tmp_path, caplog):
 
 # --------------------------------------------------------------------------- names
 def test_names_have_one_defined_identity(ctx, tmp_path):
-    """The name is the document's identity (re-uploading it replaces it), so a name must mean
+    """The name is the document's identity (re-uploading it updates it), so a name must mean
     one thing: as a person reads it, and storable as a file."""
     upload = ctx.ingestion.ingest_bytes
     # Unicode spellings a person cannot tell apart are one document (macOS sends NFD).
-    assert (upload(b"first", "cafe\u0301.txt").file, upload(b"second", "café.txt").status) == ("café.txt", "replaced")
+    first = upload(b"first", "cafe\u0301.txt")
+    assert (first.file, upload(b"second", "café.txt", on_conflict="replace").status) == ("café.txt", "replaced")
     # Control and bidi-override characters are dropped: "invoice\u202etxt.exe" would display reversed.
     assert upload(b"x", "invoice\u202egnp.txt").file == "invoicegnp.txt"
     assert upload(b"x", "line\nbreak\t.md").file == "linebreak.md"
@@ -298,12 +299,16 @@ def test_names_have_one_defined_identity(ctx, tmp_path):
     for r in long_names:
         assert r.file.endswith(".txt") and len(r.file.encode()) <= 200
         assert (ctx.settings.data_dir / "files" / r.file).is_file()
-    # Two files with the same name given one by one: the same document, the later replaces it
-    # (given as a folder, their relative paths keep them apart: test_ingestion.py).
+    # Two files with the same name given one by one: the same name, so the second is a conflict
+    # until told to replace (given as a folder, their relative paths keep them apart:
+    # test_ingestion.py).
     for folder, text in (("a", "alpha"), ("b", "beta")):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "x.txt").write_text(f"{text} text")
     results = ctx.ingestion.ingest_paths([tmp_path / "a" / "x.txt", tmp_path / "b" / "x.txt"])
-    assert [(r.file, r.status) for r in results] == [("x.txt", "indexed"), ("x.txt", "replaced")]
+    assert [(r.file, r.status, r.conflict) for r in results] == [("x.txt", "indexed", False), ("x.txt", "failed", True)]
+    assert text_of(ctx, "x.txt") == "alpha text"
+    again = ctx.ingestion.ingest_file(tmp_path / "b" / "x.txt", on_conflict="replace")
+    assert (again.file, again.status) == ("x.txt", "replaced")
     assert text_of(ctx, "x.txt") == "beta text"
     assert check(ctx)[0] == []

@@ -128,13 +128,15 @@ def test_sigkill_mid_ingestion_leaves_the_document_whole_or_absent(prepared, tmp
         proc.communicate()
     assert proc.returncode == -signal.SIGKILL
 
-    # `check` reports the damage rather than hiding it: it does not repair unless asked.
+    # `check` reports the damage rather than hiding it: it does not repair unless asked. It
+    # names an interrupted ingestion as such, once (not also as "vectors not in the registry").
     damaged = cli(data, "check", "--json")
     assert damaged.returncode == 1
-    assert (
-        "big.pdf: ingestion was interrupted (pending); run any command to recover it"
-        in json.loads(damaged.stdout)["problems"]
-    )
+    report = json.loads(damaged.stdout)
+    assert report["problems"] == [
+        "big.pdf: ingestion was interrupted (pending); the next start or `check --repair` removes what it left"
+    ]
+    assert (report["interrupted"], report["ingesting"]) == (["big.pdf"], [])
 
     # Restart. Any command recovers first; `check --repair` also says what it removed.
     if moment.startswith("row"):
@@ -177,7 +179,7 @@ def test_embedding_failure_half_way_leaves_the_running_index_consistent(make_set
         return original(self, text)
 
     monkeypatch.setattr(HashEmbedding, "_get_text_embedding", dies_half_way)
-    r = ctx.ingestion.ingest_file(manual)
+    r = ctx.ingestion.ingest_file(manual, on_conflict="replace")
     assert r.status == "failed" and "embedding model crashed" in r.reason
     # No restart needed: the failed replace left nothing half there (the old edition went with it).
     assert check(ctx)[0] == []

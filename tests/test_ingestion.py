@@ -20,7 +20,7 @@ def test_ingest_then_skip_then_replace(ctx, zephyr):
     again = ctx.ingestion.ingest_file(zephyr)
     assert again.status == "skipped" and again.reason == "unchanged"
     make_pdf([*ZEPHYR_PAGES[:2], "Chapter 3 rewritten: the pump is now solar powered."], zephyr)
-    replaced = ctx.ingestion.ingest_file(zephyr)
+    replaced = ctx.ingestion.ingest_file(zephyr, on_conflict="replace")
     assert replaced.status == "replaced"
     texts = [n.get_content() for n in ctx.index.all_nodes()]
     assert any("solar" in t for t in texts)
@@ -31,7 +31,7 @@ def test_ingest_then_skip_then_replace(ctx, zephyr):
 def test_replace_with_fewer_pages_removes_stale_pages(ctx, zephyr):
     ctx.ingestion.ingest_file(zephyr)
     make_pdf(ZEPHYR_PAGES[:1], zephyr)
-    r = ctx.ingestion.ingest_file(zephyr)
+    r = ctx.ingestion.ingest_file(zephyr, on_conflict="replace")
     assert r.status == "replaced" and r.pages == 1
     assert {n.metadata["page"] for n in ctx.index.all_nodes()} == {1}
     assert ctx.index.ref_doc_ids_for("zephyr.pdf") == ["zephyr.pdf::p0001"]
@@ -118,3 +118,66 @@ def test_interrupted_ingestion_is_recovered_as_absent(make_settings, llm, zephyr
     assert fresh.recovered == ["zephyr.pdf"]
     assert fresh.index.chunk_count() == 0 and check(fresh)[0] == []
     assert fresh.ingestion.ingest_file(zephyr).status == "indexed"
+
+
+# --------------------------------------------------------------------------- same name, different file
+def test_a_different_file_of_an_indexed_name_is_refused_until_told(ctx, tmp_path):
+    from rag_core.store import Message
+
+    report = tmp_path / "v1" / "report.txt"
+    report.parent.mkdir()
+    report.write_text("The 2023 report: revenue grew by nine percent.")
+    assert ctx.ingestion.ingest_file(report).status == "indexed"
+    session = ctx.sessions.create("finance")
+    turn = ctx.chat.ask("How much did revenue grow?", session.id)
+    assert [s["file"] for s in turn.sources] == ["report.txt"]
+
+    other = tmp_path / "v2" / "report.txt"
+    other.parent.mkdir()
+    other.write_text("The 2024 report: revenue fell by four percent.")
+    refused = ctx.ingestion.ingest_file(other)
+    assert (refused.status, refused.conflict) == ("failed", True)
+    assert "a different file of this name is already indexed" in refused.reason
+    assert "nine percent" in ctx.chat.retrieve("revenue")[0]["text"]  # nothing changed
+
+    conflict = ctx.ingestion.conflict("report.txt", other.read_bytes())
+    assert (conflict.answers, conflict.conversations, conflict.keep_both_name) == (1, 1, "report (2).txt")
+    assert ctx.ingestion.conflict("report.txt", report.read_bytes()) is None  # the same file: no question
+
+    both = ctx.ingestion.ingest_file(other, on_conflict="keep_both")
+    assert (both.status, both.file) == ("indexed", "report (2).txt")
+    assert "this one was kept as report (2).txt" in both.warnings[0]
+    again = ctx.ingestion.ingest_file(other, on_conflict="keep_both")
+    assert (again.status, again.reason) == ("skipped", "unchanged (kept as report (2).txt)")
+    assert {d.name for d in ctx.ingestion.documents()} == {"report.txt", "report (2).txt"}
+
+    replaced = ctx.ingestion.ingest_file(other, on_conflict="replace")
+    assert replaced.status == "replaced"
+    assert replaced.warnings == [
+        "same content as report (2).txt (indexed under both names)",
+        "1 earlier answer(s) in 1 conversation(s) cite the previous version; they keep the passages they "
+        "quoted, which may differ from this version",
+    ]
+    kept = ctx.sessions.messages(session.id)[-1]
+    assert isinstance(kept, Message) and "nine percent" in kept.sources[0]["text"]  # the answer keeps its text
+    assert check(ctx)[0] == []
+
+
+def test_keep_both_names():
+    from rag_core.ingestion import numbered
+
+    assert numbered("report.pdf", 2) == "report (2).pdf"
+    assert numbered("report (2).pdf", 3) == "report (3).pdf"
+    assert numbered("a/b/notes", 2) == "a/b/notes (2)"
+    assert numbered(".profile.md", 2) == ".profile (2).md"
+
+
+def test_a_failed_rebuild_keeps_the_stored_copy(ctx, zephyr, monkeypatch):
+    """The stored copy is the only copy a rebuild reads: a failure must not delete it."""
+    assert ctx.ingestion.ingest_file(zephyr).status == "indexed"
+    stored = ctx.settings.data_dir / "files" / "zephyr.pdf"
+    monkeypatch.setattr(HashEmbedding, "_get_text_embeddings", lambda self, texts: 1 / 0)
+    [failed] = ctx.ingestion.rebuild()
+    assert failed.status == "failed" and stored.exists()
+    monkeypatch.undo()
+    assert [r.status for r in ctx.ingestion.rebuild()] == ["indexed"]

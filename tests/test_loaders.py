@@ -66,3 +66,18 @@ def test_pdf_encrypted_with_empty_password_is_read(tmp_path):
     p = tmp_path / "open.pdf"
     p.write_bytes(encrypt_pdf(make_pdf(ZEPHYR_PAGES), ""))
     assert len(load_file(p, "open.pdf", "sha").documents) == 3
+
+
+def test_a_very_long_text_is_split_into_parts_the_sentence_splitter_can_take(tmp_path):
+    """A 10 MB novel in one Document made the sentence splitter's regex time out."""
+    paragraph = "It was the best of times, it was the worst of times. " * 40
+    path = tmp_path / "novel.txt"
+    path.write_text("\n\n".join(f"Chapter {i}. {paragraph}" for i in range(200)), encoding="utf-8")
+    loaded = load_file(path, "novel.txt", "sha")
+    assert len(loaded.documents) > 1 and all(len(d.text) <= 100_000 for d in loaded.documents)
+    assert [d.id_ for d in loaded.documents[:2]] == ["novel.txt::text.01", "novel.txt::text.02"]
+    assert "".join(d.text for d in loaded.documents) == path.read_text(encoding="utf-8")
+    assert all(d.text.startswith("Chapter") for d in loaded.documents)  # cut at paragraph ends
+    short = tmp_path / "short.txt"
+    short.write_text("A short note.", encoding="utf-8")
+    assert [d.id_ for d in load_file(short, "short.txt", "sha").documents] == ["short.txt::text"]

@@ -17,6 +17,7 @@ from rag_core import AppContext, DocentError, Session
 from ui.common import CHAT_PAGE, NEW_CHAT, SESSION_ID, current_session, select_session
 from ui.confirm import confirm
 from ui.exchange import export_buttons, import_box
+from ui.jobs import sidebar_indicator
 from ui.markdown import escape_markdown
 
 SEARCH = "chat_search"
@@ -47,6 +48,7 @@ def render_sidebar(ctx: AppContext) -> None:
         with st.expander("✏️ Rename, export or delete this chat"):
             _manage_session(ctx, current)
         import_box(ctx)
+    sidebar_indicator(ctx)  # background uploads, start-up repairs (ui/jobs.py)
 
 
 def _session_button(session: Session, current: Session, repeated: set[str]) -> None:

@@ -21,8 +21,9 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-def _first_render(args: list[str], text: str, env: dict[str, str], browser: Any) -> float:
-    """Seconds from starting ``streamlit ARGS`` to ``text`` visible in a real browser."""
+def _first_render(args: list[str], env: dict[str, str], browser: Any) -> float:
+    """Seconds from starting ``streamlit ARGS`` to its page's first heading drawn in a real browser
+    (the script has run: the page a user waits for)."""
     port = _port()
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -41,7 +42,7 @@ def _first_render(args: list[str], text: str, env: dict[str, str], browser: Any)
                 if time.perf_counter() > deadline:
                     raise
                 time.sleep(0.05)
-        page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
+        page.locator("h1").first.wait_for(timeout=120_000)
         seconds = time.perf_counter() - started
         page.close()
         return round(seconds, 2)
@@ -66,8 +67,8 @@ def bench_cold_start(runs: int = 3) -> dict[str, Any]:
         )
         try:
             for _ in range(runs):  # alternating, so both see the same load
-                docent.append(_first_render(["run", "app.py"], "Ask about your documents", env, browser))
-                hello.append(_first_render(["hello"], "Welcome to Streamlit", env, browser))
+                docent.append(_first_render(["run", "app.py"], env, browser))
+                hello.append(_first_render(["hello"], env, browser))
         finally:
             browser.close()
     return {

@@ -28,6 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+")
     s.add_argument("--json", action="store_true", help="one JSON object per file")
     s.add_argument("--strict", action="store_true", help="exit 1 if any file failed")
+    same = s.add_mutually_exclusive_group()
+    same.add_argument("--replace", action="store_true", help="a different file of a name already indexed replaces it")
+    same.add_argument("--keep-both", action="store_true", help="... is indexed beside it, as 'NAME (2).ext'")
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("ask", help="answer one question")
@@ -62,7 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("check", help="verify that docstore, Chroma and SQLite agree")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--repair", action="store_true", help="first remove what interrupted ingestions left behind")
+    s.add_argument(
+        "--repair",
+        action="store_true",
+        help="first repair: remove what interrupted ingestions left, register documents the registry lost, "
+        "ingest again from stored copies what the index lost, rebuild a damaged docent.db",
+    )
     s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("rebuild", help="re-embed every stored document with the current settings")

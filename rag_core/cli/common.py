@@ -16,7 +16,10 @@ def context(args: argparse.Namespace, recover: bool = True) -> AppContext:
     overrides: dict[str, Any] = {}
     if getattr(args, "data_dir", None):
         overrides["data_dir"] = Path(args.data_dir)
-    return build_context(load_settings(**overrides), recover=recover)
+    ctx = build_context(load_settings(**overrides), recover=recover)
+    for notice in ctx.notices:  # what start-up had to repair: never only in a log
+        print(f"notice: {notice}", file=sys.stderr)
+    return ctx
 
 
 def emit(obj: Any) -> None:

@@ -3,29 +3,39 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 from rag_core.cli.common import clear_line, context, emit, progress_to_stderr
+from rag_core.errors import DatabaseDamagedError
 from rag_core.health import check
-from rag_core.ingestion import iter_inputs
+from rag_core.ingestion import OnConflict, iter_inputs
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     ctx = context(args)
-    failed = 0
+    failed = conflicts = 0
     progress = progress_to_stderr(args.json)
+    policy: OnConflict = "replace" if args.replace else "keep_both" if args.keep_both else "ask"
     for path, name in iter_inputs([Path(p) for p in args.paths]):
-        r = ctx.ingestion.ingest_file(path, name, progress)
+        r = ctx.ingestion.ingest_file(path, name, progress, on_conflict=policy)
         if progress:
             clear_line()
         failed += r.status == "failed"
+        conflicts += r.conflict
         if args.json:
             emit(r.as_json())
         else:
             detail = f"{r.pages} pages, {r.chunks} chunks" if r.status != "failed" else r.reason
             extra = f" [{'; '.join(r.warnings)}]" if r.warnings else ""
             print(f"{r.status:8} {r.file}  ({detail}, {r.seconds:.1f}s){extra}")
+    if conflicts:
+        print(
+            f"{conflicts} file(s) not ingested: a different file of the same name is indexed. Run again with "
+            "--replace to replace it, or --keep-both to index the new one as 'NAME (2).ext'.",
+            file=sys.stderr,
+        )
     return 1 if failed and args.strict else 0
 
 
@@ -50,22 +60,46 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    ctx = context(args, recover=args.repair)
+    try:
+        ctx = context(args, recover=args.repair)
+    except DatabaseDamagedError as e:  # reported, left as it is: `--repair` moves it aside
+        problem = str(e).replace("Restart Docent, or run", "Run")
+        if args.json:
+            emit({"ok": False, "problems": [problem], "damaged_database": True})
+        else:
+            print(f"PROBLEM: {problem}")
+        return 1
+    reingested = ctx.ingestion.repair() if args.repair else []
+    if reingested:
+        done = [f"{r.file}: {r.status}" + (f" ({r.reason})" if r.reason else "") for r in reingested]
+        ctx.notices.append("Ingested again from the stored copy: " + "; ".join(done))
     problems, summary = check(ctx)
     if ctx.recovered:
         summary["repaired"] = ctx.recovered
+    if ctx.reregistered:
+        summary["reregistered"] = ctx.reregistered
+    if reingested:
+        summary["reingested"] = [r.file for r in reingested]
+    if ctx.notices:
+        summary["notices"] = ctx.notices
     if args.json:
         emit({"ok": not problems, "problems": problems, **summary})
     else:
         for p in problems:
             print(f"PROBLEM: {p}")
-        print(("OK: " if not problems else "") + ", ".join(f"{k}={v}" for k, v in summary.items()))
+        for name in summary["ingesting"]:
+            print(f"INGESTING: {name} (another process holds the write lock; check again when it is done)")
+        shown = {k: v for k, v in summary.items() if k not in ("ingesting", "interrupted", "notices")}
+        print(("OK: " if not problems else "") + ", ".join(f"{k}={v}" for k, v in shown.items()))
     return 1 if problems else 0
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
     ctx = context(args)
-    for r in ctx.ingestion.rebuild():
+    results = ctx.ingestion.rebuild()
+    if not results and not args.json:
+        print("Nothing to rebuild: no stored files in files/ and no registered documents.")
+    for r in results:
         if args.json:
             emit(r.as_json())
         else:

@@ -27,7 +27,7 @@ from llama_index.core import Document
 
 from rag_core.errors import IngestError
 from rag_core.loaders.budget import load_file_guarded
-from rag_core.loaders.common import HIDDEN_KEYS, LoadedFile, _hide, _meta, sniff
+from rag_core.loaders.common import HIDDEN_KEYS, LoadedFile, _hide, _meta, sniff, split_long
 from rag_core.loaders.docx import MAX_UNPACKED_XML, MAX_XML_ELEMENTS, load_docx
 from rag_core.loaders.html import decode_html, load_html
 from rag_core.loaders.pdf import _PDFIUM_LOCK as _PDFIUM_LOCK  # one lock for every PDFium call
@@ -51,6 +51,7 @@ __all__ = [
     "check_supported",
     "decode_html",
     "decode_text",
+    "kind_of",
     "load_file",
     "load_file_guarded",
     "supported",
@@ -92,6 +93,15 @@ def unsupported_reason(name: str) -> str:
     return f"unsupported type {shown} (supported: {SUPPORTED_LABEL}" + (f"; {hint})" if hint else ")")
 
 
+def kind_of(name: str) -> str:
+    """The ``kind`` a loader gives a file of this name (pdf, docx, html, markdown, text)."""
+    ext = Path(name).suffix.lower()
+    for exts, kind in ((PDF_EXTS, "pdf"), (DOCX_EXTS, "docx"), (HTML_EXTS, "html"), (MD_EXTS, "markdown")):
+        if ext in exts:
+            return kind
+    return "text"
+
+
 def check_supported(name: str) -> None:
     if not supported(name):
         raise IngestError(name, unsupported_reason(name))
@@ -110,19 +120,24 @@ def load_file(path: Path, name: str, sha256: str) -> LoadedFile:
     if ext in PDF_EXTS:
         return load_pdf(path, data, name, sha256)
     if ext in DOCX_EXTS:
-        return load_docx(data, name, sha256)
+        return _split(load_docx(data, name, sha256))
     _refuse_binary(data, name, ext)
     if ext in HTML_EXTS:
-        return load_html(data, name, sha256)
+        return _split(load_html(data, name, sha256))
     text = decode_text(data, name)
     if not text.strip():
         raise IngestError(name, "empty file (only whitespace)")
     if ext in MD_EXTS:
         docs = section_documents(markdown_blocks(text), name, sha256)
-        return LoadedFile(name, docs, pages=0, kind="markdown")
+        return _split(LoadedFile(name, docs, pages=0, kind="markdown"))
     doc = Document(id_=f"{name}::text", text=text, metadata=_meta(name, sha256))
     _hide(doc)
-    return LoadedFile(name, [doc], pages=0, kind="text")
+    return _split(LoadedFile(name, [doc], pages=0, kind="text"))
+
+
+def _split(loaded: LoadedFile) -> LoadedFile:
+    loaded.documents = split_long(loaded.documents)
+    return loaded
 
 
 def _refuse_binary(data: bytes, name: str, ext: str) -> None:

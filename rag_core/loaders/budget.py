@@ -22,10 +22,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from rag_core.errors import IngestError
+from rag_core.errors import IngestCancelled, IngestError
 from rag_core.loaders.common import LoadedFile
 from rag_core.loaders.worker import BOOTSTRAP
 
@@ -36,11 +37,18 @@ _ROOT = Path(__file__).resolve().parents[2]  # the folder that holds rag_core/
 
 
 def load_file_guarded(
-    path: Path, name: str, sha256: str, *, timeout_s: float = 120.0, memory_mb: int = 2048
+    path: Path,
+    name: str,
+    sha256: str,
+    *,
+    timeout_s: float = 120.0,
+    memory_mb: int = 2048,
+    cancelled: Callable[[], bool] | None = None,
 ) -> LoadedFile:
     """``load_file`` in a worker process: at most ``timeout_s`` seconds, and at most
     ``memory_mb`` MB of memory on top of what the idle worker holds. Raises ``IngestError``
-    for a refused file, and for one that goes over either budget."""
+    for a refused file, and for one that goes over either budget; ``IngestCancelled`` (the
+    worker killed) as soon as ``cancelled()`` turns true."""
     from rag_core.loaders import check_supported, load_file
 
     check_supported(name)  # no worker for a type that is refused anyway
@@ -55,7 +63,10 @@ def load_file_guarded(
             worker.kill()
             worker = _Worker()
             worker.send(job)
-        reply = worker.wait(timeout_s)
+        reply = worker.wait(timeout_s, cancelled)
+    except _Cancelled:
+        worker.kill()
+        raise IngestCancelled(name) from None
     except _TimedOut:
         worker.kill()
         raise IngestError(
@@ -96,6 +107,10 @@ def _replay(records: list[dict]) -> None:
 
 
 class _TimedOut(Exception):
+    pass
+
+
+class _Cancelled(Exception):
     pass
 
 
@@ -145,14 +160,16 @@ class _Worker:
         self.limit_kb = self._vm_kb() + job[3] * 1024  # as the worker sets it
         self.jobs.send(job)
 
-    def wait(self, timeout_s: float) -> tuple:
-        """The reply to the job sent, waiting at most ``timeout_s``."""
+    def wait(self, timeout_s: float, cancelled: Callable[[], bool] | None = None) -> tuple:
+        """The reply to the job sent, waiting at most ``timeout_s`` (and not past a cancel)."""
         deadline = time.monotonic() + timeout_s
         peak_kb = 0
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise _TimedOut
+            if cancelled is not None and cancelled():
+                raise _Cancelled
             try:
                 if self.results.poll(min(0.25, remaining)):
                     return self.results.recv()

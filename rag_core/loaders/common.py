@@ -62,3 +62,37 @@ def short(e: BaseException) -> str:
     # pypdfium2 wraps PDFium's reason: "Failed to load document (PDFium: Data format error)."
     msg = re.sub(r"^Failed to load document \((.+)\)\.?$", r"\1", msg)
     return msg[:160]
+
+
+PART_CHARS = 100_000  # longest Document handed to the sentence splitter (its regexes slow on more)
+
+
+def split_long(docs: list[Document], limit: int = PART_CHARS) -> list[Document]:
+    """Documents longer than ``limit`` characters cut into parts at paragraph (else line, else
+    space) boundaries, ids ``<id>.01``, ``.02``...: a 10 MB novel is split into sentences part
+    by part instead of timing out in one pass. Shorter documents are returned as they are."""
+    out: list[Document] = []
+    for doc in docs:
+        text = doc.text
+        if len(text) <= limit:
+            out.append(doc)
+            continue
+        parts, start = [], 0
+        while start < len(text):
+            end = min(len(text), start + limit)
+            if end < len(text):
+                base = start + limit // 2
+                window = text[base:end]
+                for sep in ("\n\n", "\n", " "):
+                    cut = window.rfind(sep)
+                    if cut >= 0:
+                        end = base + cut + len(sep)
+                        break
+            parts.append(text[start:end])
+            start = end
+        for k, part in enumerate(parts, 1):
+            piece = Document(id_=f"{doc.id_}.{k:02d}", text=part, metadata=dict(doc.metadata))
+            piece.excluded_embed_metadata_keys = list(doc.excluded_embed_metadata_keys)
+            piece.excluded_llm_metadata_keys = list(doc.excluded_llm_metadata_keys)
+            out.append(piece)
+    return out

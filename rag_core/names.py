@@ -1,0 +1,64 @@
+"""Document names: the identity of a document, the name of its stored copy in ``files/``."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def safe_name(name: str) -> str:
+    """A display/identity name: NFC, no control characters, no '..' or absolute parts,
+    and no part longer than the file system takes (the stored copy is a file of that name)."""
+    name = unicodedata.normalize("NFC", name).replace("\\", "/")
+    name = "".join(c for c in name if unicodedata.category(c)[0] != "C")
+    parts = [_fit(p) for p in name.split("/") if p not in ("", ".", "..")]
+    return "/".join(parts).strip() or "unnamed"
+
+
+MAX_NAME_BYTES = 200  # per path part; file systems allow 255 bytes, and '.tmp' is added while copying
+
+
+def _fit(part: str) -> str:
+    """A too-long part (a Windows name of 100 Chinese characters is 300 UTF-8 bytes) keeps its
+    extension and gets a short hash of the full part, so two long names stay two documents."""
+    if len(part.encode()) <= MAX_NAME_BYTES:
+        return part
+    stem, dot, ext = part.rpartition(".")
+    suffix = f".{ext}" if dot and stem and len(ext.encode()) <= 15 else ""
+    stem = stem if suffix else part
+    tag = "~" + hashlib.sha256(part.encode()).hexdigest()[:8]
+    budget = MAX_NAME_BYTES - len(suffix.encode()) - len(tag)
+    return stem.encode()[:budget].decode(errors="ignore") + tag + suffix
+
+
+def upload_name(name: str) -> str:
+    """The document name of an upload: only the last part of what the browser sent."""
+    return safe_name(Path(name.replace("\\", "/")).name)
+
+
+def numbered(name: str, n: int) -> str:
+    """``report.pdf`` → ``report (2).pdf`` (folders kept: ``a/report (2).pdf``)."""
+    folder, _, base = name.rpartition("/")
+    stem, dot, ext = base.rpartition(".")
+    if not dot or not stem:
+        stem, ext = base, ""
+    stem = re.sub(r" \(\d+\)$", "", stem)
+    return f"{folder + '/' if folder else ''}{stem} ({n}){'.' + ext if ext else ''}"
+
+
+def iter_inputs(paths: Iterable[Path]) -> list[tuple[Path, str]]:
+    """Expand files and folders into (path, name) pairs; names relative to the folder given."""
+    out: list[tuple[Path, str]] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            for f in sorted(x for x in p.rglob("*") if x.is_file()):
+                if any(part.startswith(".") for part in f.relative_to(p).parts):
+                    continue
+                out.append((f, safe_name(f.relative_to(p).as_posix())))
+        else:
+            out.append((p, safe_name(p.name)))
+    return out

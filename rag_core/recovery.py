@@ -1,0 +1,223 @@
+"""What start-up, ``check --repair`` and ``rebuild`` do after a crash or a lost registry.
+
+The rule: nothing is deleted unless a *pending marker* proves it was left by an interrupted
+ingestion. Two kinds of marker exist, and both are written before the first vector:
+
+- the registry row's ``pending`` status (SQLite), and
+- a file ``<data_dir>/ingesting/<digest>.json`` naming the document and the file's sha256,
+  kept outside SQLite so that it survives an emptied or damaged ``docent.db``.
+
+A document whose vectors are in Chroma with neither marker finished ingesting: if its
+registry row is missing (``docent.db`` emptied, damaged, or restored from an older backup)
+it is registered again from what Chroma's chunks say (name, file digest, pages, chunk
+count) and from the stored copy in ``files/`` (size), never deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rag_core import loaders
+from rag_core.files import atomic_write, file_digest
+from rag_core.index import stored_files_dir
+
+if TYPE_CHECKING:
+    from rag_core.files import Progress
+    from rag_core.ingestion import IngestionService, IngestResult
+
+logger = logging.getLogger(__name__)
+
+MARKERS_DIR = "ingesting"
+
+
+class IngestMarkers:
+    """One small file per document being ingested; removed once it is indexed or discarded."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+
+    def _path(self, name: str) -> Path:
+        return self.folder / f"{hashlib.sha256(name.encode()).hexdigest()[:32]}.json"
+
+    def put(self, name: str, sha256: str) -> None:
+        record = {"name": name, "sha256": sha256, "pid": os.getpid(), "started": time.time()}
+        atomic_write(self._path(name), json.dumps(record, ensure_ascii=False))
+
+    def drop(self, name: str) -> None:
+        self._path(name).unlink(missing_ok=True)
+
+    def all(self) -> dict[str, str]:
+        """Name → the sha256 of the file whose ingestion started."""
+        out: dict[str, str] = {}
+        if not self.folder.is_dir():
+            return out
+        for path in sorted(self.folder.glob("*.json")):
+            try:
+                record = json.loads(path.read_text(encoding="utf-8"))
+                out[str(record["name"])] = str(record["sha256"])
+            except (OSError, ValueError, KeyError, TypeError):
+                logger.warning("unreadable ingestion marker %s left in place", path)
+        return out
+
+
+@dataclass
+class RecoveryReport:
+    removed: list[str] = field(default_factory=list)  # interrupted ingestions, removed
+    reregistered: list[str] = field(default_factory=list)  # whole documents the registry had lost
+    unresolved: list[str] = field(default_factory=list)  # neither provably whole nor interrupted: kept
+
+    def notices(self) -> list[str]:
+        out = []
+        if self.removed:
+            out.append(f"Removed what interrupted ingestions left of: {', '.join(self.removed)}.")
+        if self.reregistered:
+            out.append(
+                f"Registered again {len(self.reregistered)} document(s) that were fully indexed but missing "
+                f"from the registry (docent.db): {', '.join(self.reregistered[:10])}"
+                + ("…" if len(self.reregistered) > 10 else ".")
+            )
+        for name in self.unresolved:
+            out.append(f"{name}: {UNRESOLVED}")
+        return out
+
+
+UNRESOLVED = (
+    "its chunks do not name one version of one file, so it cannot be told whole; it is kept. "
+    "`python -m rag_core docs delete NAME` removes it, uploading the file again restores it"
+)
+
+
+def interrupted(service: IngestionService) -> dict[str, str]:
+    """Name → why it counts as interrupted, for every pending marker of either kind."""
+    out = {r.name: "pending" for r in service.registry.list(status="pending")}
+    for name in service.markers.all():
+        out.setdefault(name, "marker")
+    return out
+
+
+def recover(service: IngestionService) -> RecoveryReport:
+    """Remove what interrupted ingestions left; register again documents the registry lost.
+
+    Skipped while another context or process holds the write lock: its pending document
+    is being ingested, not abandoned."""
+    report = RecoveryReport()
+    index, registry, markers = service.index, service.registry, service.markers
+    with index.writer(wait=False) as acquired:
+        if not acquired:
+            return report
+        started = markers.all()
+        for name in sorted(interrupted(service)):
+            row = registry.get(name)
+            sha = started.get(name)
+            # Killed after the row turned 'indexed' (finished), or before it turned 'pending'
+            # (nothing touched yet, if no chunk carries the new file's digest): nothing to remove.
+            finished = row is not None and row.status == "indexed" and sha is not None
+            if finished and (row.sha256 == sha or sha not in index.chunk_shas(name)):  # type: ignore[union-attr]
+                markers.drop(name)
+                continue
+            index.delete_document(name)
+            registry.remove(name)
+            markers.drop(name)
+            report.removed.append(name)
+        known = {r.name for r in registry.list(status=None)}
+        for name in sorted(index.chroma_names() - known):
+            if reregister(service, name):
+                report.reregistered.append(name)
+            else:
+                report.unresolved.append(name)
+        for name in sorted(index.docstore_names() - known - index.chroma_names()):
+            index.delete_document(name)  # docstore hashes without a single vector: nothing to keep
+    for line in report.notices():
+        logger.warning("%s", line)
+    return report
+
+
+def whole_sha(service: IngestionService, name: str) -> str | None:
+    """The file digest every chunk of a document carries, or None when they do not agree
+    (or were not written by Docent)."""
+    shas = service.index.chunk_shas(name)
+    sha = shas.pop() if len(shas) == 1 else None
+    return sha if sha and len(sha) == 64 else None
+
+
+def reregister(service: IngestionService, name: str) -> bool:
+    """Register a document from its chunks and its stored copy; False when its chunks do not
+    name one file version (then it cannot be told whole, and is left alone)."""
+    index = service.index
+    sha = whole_sha(service, name)
+    if sha is None:
+        return False
+    stored = stored_files_dir(service.settings) / name
+    size = stored.stat().st_size if stored.is_file() and file_digest(stored) == sha else 0
+    service.registry.register(
+        name, sha, size, pages=index.chunk_pages(name), chunks=index.chunk_count(name), kind=loaders.kind_of(name)
+    )
+    return True
+
+
+def stored_names(service: IngestionService) -> list[str]:
+    """Every document with a stored copy in ``files/`` (temporary files left out)."""
+    folder = stored_files_dir(service.settings)
+    if not folder.is_dir():
+        return []
+    return sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+
+
+def rebuild(service: IngestionService, progress: Progress | None = None) -> list[IngestResult]:
+    """Drop the index and ingest every stored file again, whatever the registry says:
+    the stored copies in ``files/`` are the source (an emptied registry loses nothing)."""
+    from rag_core.ingestion import IngestResult
+
+    with service.index.writer():
+        records = {r.name for r in service.registry.list(status=None)}
+        names = sorted(records | set(stored_names(service)))
+        service.index.reset()
+        for name in names:
+            service.registry.remove(name)
+        for name in service.markers.all():
+            service.markers.drop(name)
+    folder = stored_files_dir(service.settings)
+    results = []
+    for name in names:
+        src = folder / name
+        if src.is_file():
+            results.append(service.ingest_file(src, name, progress, on_conflict="replace"))
+        else:
+            results.append(IngestResult(name, "failed", reason="stored copy missing; upload it again"))
+    return results
+
+
+def repair(service: IngestionService, progress: Progress | None = None) -> list[IngestResult]:
+    """``check --repair``'s second step: ingest again, from the stored copy, every registered
+    document whose docstore entries or chunks do not match the registry (after two writers
+    overwrote each other's docstore, say). The vectors are replaced, never just dropped."""
+    index, registry = service.index, service.registry
+    folder = stored_files_dir(service.settings)
+    docstore = index.docstore_names()
+    results = []
+    for rec in registry.list():
+        if (
+            rec.name in docstore
+            and index.chunk_count(rec.name) == rec.chunks
+            and index.chunk_shas(rec.name) == {rec.sha256}
+        ):
+            continue
+        src = folder / rec.name
+        if not src.is_file():
+            continue  # `check` keeps reporting it: only a new upload can restore it
+        with index.writer():  # pending first: a crash in between leaves it absent, the copy kept
+            registry.mark_pending(rec.name, rec.sha256, rec.size, rec.kind)
+            index.delete_document(rec.name)  # node ids are new on every run: no duplicates
+            results.append(service.ingest_file(src, rec.name, progress, on_conflict="replace"))
+    return results

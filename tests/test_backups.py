@@ -1,0 +1,83 @@
+"""Backups of docent.db and what a damaged file does (rag_core.backups, rag_core.store)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from rag_core import DatabaseDamagedError, build_context
+from rag_core.backups import Backups, open_database
+from rag_core.store import MIGRATIONS, Database, Message, SessionStore
+
+
+def test_a_backup_is_taken_before_migrations_change_an_existing_file(tmp_path, monkeypatch):
+    backups = Backups(tmp_path / "backups", every_s=None)
+    db = Database(tmp_path / "docent.db", backups)
+    SessionStore(db).create("kept")
+    assert backups.list() == []  # a new file: nothing to protect
+
+    def m999_extra() -> str:
+        return "CREATE TABLE extra (x INTEGER);"
+
+    monkeypatch.setattr("rag_core.store.MIGRATIONS", [*MIGRATIONS, m999_extra])
+    Database(tmp_path / "docent.db", backups)
+    [backup] = backups.list()
+    assert backup.name.endswith("-before-m999_extra.db")
+    with sqlite3.connect(backup) as conn:  # the state before the migration, sessions included
+        assert conn.execute("SELECT name FROM sessions").fetchall() == [("kept",)]
+        assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'extra'").fetchall()
+
+
+def test_backups_on_a_schedule_and_on_start_are_rotated(make_settings, llm):
+    settings = make_settings(backup_interval_hours=24, backup_keep=2)
+    ctx = build_context(settings, llm=llm)
+    backups = settings.data_dir / "backups"
+    assert len(list(backups.glob("docent-*.db"))) == 1  # the first start
+    build_context(settings, llm=llm)
+    assert len(list(backups.glob("docent-*.db"))) == 1  # unchanged since: no new one
+    for i in range(3):
+        ctx.sessions.create(f"s{i}")
+        build_context(settings, llm=llm)  # a start after a change backs up
+    kept = sorted(backups.glob("docent-*.db"))
+    assert len(kept) == 2
+    with sqlite3.connect(kept[-1]) as conn:
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 3
+
+
+def test_a_damaged_file_is_a_clear_error_then_moved_aside_and_salvaged(tmp_path):
+    path = tmp_path / "docent.db"
+    db = Database(path)
+    store = SessionStore(db)
+    session = store.create("notes")
+    store.append(session.id, Message("user", "hello"))
+    db.close()  # the last connection: the WAL is folded into the file
+    raw = bytearray(path.read_bytes())
+    raw[0:16] = b"not a database!!"
+    path.write_bytes(bytes(raw))
+
+    with pytest.raises(DatabaseDamagedError, match=r"is damaged \(.*\)\. Restart Docent"):
+        Database(path)
+    backups = Backups(tmp_path / "backups")
+    with pytest.raises(DatabaseDamagedError):
+        open_database(path, backups, repair=False)
+    assert path.read_bytes() == bytes(raw)  # reporting leaves it as it is
+
+    db, [notice] = open_database(path, backups)
+    assert "moved aside as docent.db.damaged-" in notice and "no backup existed" in notice
+    [aside] = tmp_path.glob("docent.db.damaged-*")
+    assert aside.read_bytes() == bytes(raw)
+    assert SessionStore(db).list() == []  # a header that is gone takes every row with it
+
+
+def test_damage_found_while_running_is_a_docent_error_not_a_traceback(tmp_path):
+    path = tmp_path / "docent.db"
+    db = Database(path)
+    store = SessionStore(db)
+    store.create("one")
+    db.close()
+    path.write_bytes(b"\0" * 4096 + path.read_bytes()[4096:])  # the first page zeroed underneath
+    for extra in ("-wal", "-shm"):
+        (tmp_path / f"docent.db{extra}").unlink(missing_ok=True)
+    with pytest.raises(DatabaseDamagedError, match="check --repair"):
+        store.list()

@@ -1,0 +1,104 @@
+"""Several processes on one data folder (rag_core.index): the write lock covers every
+read-modify-write, and a process that takes it first catches up with what others wrote.
+
+Before: two ``python -m rag_core ingest`` at once both said "indexed", then ``check`` said
+"registered but missing from the docstore" — each process had persisted its own in-memory
+docstore over the other's, and its Chroma client did not see the other's vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from rag_core import build_context
+from rag_core.files import FolderLock
+from rag_core.health import check
+from tests.test_crash import cli, cli_env, json_lines
+
+ROOT = Path(__file__).resolve().parents[1]
+WAITING = "waiting for the write lock"
+TOPICS = {
+    "a": ["anchovy", "albatross", "avalanche"],
+    "b": ["bassoon", "beetroot", "blizzard"],
+}
+
+
+def _ingest(data: Path, folder: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "rag_core", "-v", "--data-dir", str(data), "ingest", str(folder), "--json"],
+        cwd=ROOT, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _collect(stream, lines: list[str]) -> threading.Thread:
+    thread = threading.Thread(target=lambda: lines.extend(stream), daemon=True)
+    thread.start()
+    return thread
+
+
+def test_two_ingest_processes_at_once_lose_nothing(tmp_path):
+    data = tmp_path / "data"
+    folders = {}
+    for key, words in TOPICS.items():
+        folder = folders[key] = tmp_path / key
+        folder.mkdir()
+        for word in words:
+            (folder / f"{word}.txt").write_text(f"The {word} report. " + f"{word} notes and figures. " * 40)
+    assert cli(data, "docs", "list").returncode == 0  # the data folder exists
+
+    # Hold the lock until both processes have loaded their docstore and Chroma view and wait
+    # for it: their writes then interleave for sure, from views that are stale for one of them.
+    lock = FolderLock(data / ".write.lock")
+    with lock.hold():
+        procs = {key: _ingest(data, folder) for key, folder in folders.items()}
+        errs: dict[str, list[str]] = {key: [] for key in procs}
+        readers = [_collect(p.stderr, errs[key]) for key, p in procs.items()]
+        deadline = time.monotonic() + 240
+        while not all(any(WAITING in line for line in errs[key]) for key in procs):
+            assert all(p.poll() is None for p in procs.values()), errs
+            assert time.monotonic() < deadline, f"the processes never waited for the lock: {errs}"
+            time.sleep(0.05)
+    outs = {key: p.communicate(timeout=300)[0] for key, p in procs.items()}
+    for reader in readers:
+        reader.join(timeout=10)
+    for key, proc in procs.items():
+        assert proc.returncode == 0, errs[key]
+        assert sorted(r["status"] for r in json_lines(outs[key])) == ["indexed"] * 3
+
+    checked = cli(data, "check", "--json")
+    assert checked.returncode == 0, checked.stdout
+    assert json.loads(checked.stdout) | {"ok": True, "documents": 6} == json.loads(checked.stdout)
+    for words in TOPICS.values():
+        for word in words:
+            asked = cli(data, "ask", "--json", f"{word} figures")
+            assert asked.returncode == 0, asked.stderr
+            assert f"{word}.txt" in [s["file"] for s in json.loads(asked.stdout)["sources"]]
+
+
+def test_a_running_process_sees_what_another_process_wrote(make_settings, llm, tmp_path):
+    """The app beside the CLI: its view catches up on the next read, and its next write starts
+    from the current docstore instead of overwriting the CLI's entries."""
+    ctx = build_context(make_settings(), llm=llm)
+    first = tmp_path / "first.txt"
+    first.write_text("Quokkas live on Rottnest Island.")
+    assert ctx.ingestion.ingest_file(first).status == "indexed"
+    assert ctx.chat.retrieve("Quokkas Rottnest")[0]["file"] == "first.txt"
+
+    other = tmp_path / "other.txt"
+    other.write_text("Axolotls regrow their limbs.")
+    ran = cli(ctx.settings.data_dir, "ingest", str(other), "--json")
+    assert ran.returncode == 0 and json_lines(ran.stdout)[0]["status"] == "indexed"
+
+    assert ctx.chat.retrieve("Axolotls regrow limbs")[0]["file"] == "other.txt"  # seen without a restart
+    third = tmp_path / "third.txt"
+    third.write_text("Pangolins have scales.")
+    assert ctx.ingestion.ingest_file(third).status == "indexed"
+    assert check(ctx)[0] == []
+    assert ctx.index.docstore_names() == {"first.txt", "other.txt", "third.txt"}
+    fresh = cli(ctx.settings.data_dir, "check", "--json")
+    assert fresh.returncode == 0 and json.loads(fresh.stdout)["documents"] == 3, fresh.stdout
