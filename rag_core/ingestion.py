@@ -44,6 +44,7 @@ from rag_core.names import iter_inputs, numbered, safe_name, upload_name
 from rag_core.recovery import IngestMarkers, RecoveryReport
 from rag_core.settings import DocentSettings
 from rag_core.store import DocumentRecord, DocumentRegistry
+from rag_core.text import is_header, is_title
 
 __all__ = [
     "Conflict",
@@ -112,6 +113,44 @@ class _Embedder(TransformComponent):
         return nodes
 
 
+class _ChunkContext(TransformComponent):
+    """Each chunk of a PDF page carries, in its metadata ``context``, the title and the table
+    header lines of its page that come before it ("CONDENSED CONSOLIDATED STATEMENTS OF
+    OPERATIONS | (In millions) | Three Months Ended | June 25, | 2022 ..."): a chunk cut from the
+    middle of a table keeps its statement and its period columns, for the embedding, for
+    keyword search and for the answering model."""
+
+    texts: dict[str, str]  # page Document id -> its text
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        for node in nodes:
+            text = self.texts.get(node.ref_doc_id or "")
+            start = getattr(node, "start_char_idx", None)
+            if not text or start is None or (node.metadata or {}).get("page") is None:
+                continue
+            own = set(node.get_content().splitlines())
+            lines = [line.strip() for line in text[:start].splitlines() if line.strip()]
+            context = chunk_context(lines, own)
+            if context:
+                node.metadata["context"] = context
+        return nodes
+
+
+def chunk_context(before: list[str], own: set[str], most: int = 8) -> str:
+    """The page's title (its first line set in capitals) and the last run of table header
+    lines before a chunk, those not already in it, joined by " | "."""
+    title = next((line for line in before if is_title(line)), "")
+    headers: list[str] = []
+    for line in reversed(before):
+        if is_header(line):
+            headers.append(line)
+        elif headers and len(headers) >= 2:
+            break
+    picked = [title] if title else []
+    picked += [h for h in reversed(headers[:most]) if h != title]
+    return " | ".join(line for line in picked if line and line not in own)
+
+
 class IngestionService:
     """Adds, replaces, deletes and lists documents; keeps Chroma, docstore and registry in step."""
 
@@ -122,13 +161,14 @@ class IngestionService:
         self.markers = IngestMarkers(settings.data_dir / recovery.MARKERS_DIR)
 
     # ------------------------------------------------------------------ pipeline
-    def _pipeline(self, step: Callable[[int, int], None]) -> IngestionPipeline:
+    def _pipeline(self, step: Callable[[int, int], None], texts: dict[str, str] | None = None) -> IngestionPipeline:
         splitter = SentenceSplitter(
             chunk_size=self.settings.chunk_size,
             chunk_overlap=min(self.settings.chunk_overlap, self.settings.chunk_size // 2),
         )
+        context = [_ChunkContext(texts=texts)] if texts is not None and self.settings.chunk_context else []
         return IngestionPipeline(
-            transformations=[splitter, _Embedder(embed_model=self.index.embed_model, step=step)],
+            transformations=[splitter, *context, _Embedder(embed_model=self.index.embed_model, step=step)],
             docstore=self.index.docstore,
             vector_store=self.index.vector_store,
             docstore_strategy=DocstoreStrategy.UPSERTS,
@@ -342,7 +382,8 @@ class IngestionService:
                 where = f"part {end}" if end - start == 1 else f"parts {start + 1}-{end}"
                 report(f"{name}: embedding {where} of {len(docs)}: {done}/{total} passages", 0.3 + 0.65 * frac)
 
-            self._pipeline(step).run(documents=docs[start:end])
+            texts = {d.id_: d.text for d in docs[start:end]}
+            self._pipeline(step, texts).run(documents=docs[start:end])
 
     def _discard(self, name: str, source: Path) -> None:
         """After a failure mid-way: remove what this document left, as recovery would on the

@@ -68,6 +68,12 @@ class RetrievalSettings(BaseModel):
     retry_threshold: float = Field(
         default=0.4, ge=0.0, le=1.0, description="Relevance below which retry_weak searches again (0..1)."
     )
+    name_gate: bool = Field(
+        default=True,
+        description="Answer that the documents don't mention it, without asking the LLM, when the question names "
+        'something (a capitalised name) that no document and no file name holds: "Tesla\'s revenue" over filings '
+        "of other companies gets no neighbour's figure (docs/evaluation.md has what it costs).",
+    )
     relevance_gate: bool = Field(
         default=False,
         description='Answer "the documents don\'t say" without asking the LLM when the best passages are '
@@ -100,6 +106,20 @@ class RetrievalSettings(BaseModel):
         le=2.0,
         description="Weight, in the rank fusion, of a third list: the candidates ordered by how well their whole "
         "document (its text and file name) matches the question's names and numbers (0: off).",
+    )
+    name_weight: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=4.0,
+        description="In the document list, the extra weight of the question's terms found in a document's file "
+        'name ("Q3 2022" picks "2022 Q3 AAPL.pdf" out of four Apple filings; 0: off).',
+    )
+    page_weight: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=2.0,
+        description="Weight, in the rank fusion, of a list of the chunks of the pages that best match the question "
+        "as a whole (PDFs; 0: off).",
     )
 
 
@@ -159,6 +179,11 @@ class DocentSettings(BaseModel):
     chunk_size: int = Field(default=256, ge=32, description="Chunk size in tokens (applies to new uploads).")
     chunk_overlap: int = Field(
         default=32, ge=0, description="Overlap between chunks in tokens (applies to new uploads)."
+    )
+    chunk_context: bool = Field(
+        default=True,
+        description="Each chunk of a PDF page carries its page's title and the table header lines above it (the "
+        "statement, the units, the period columns), for search and for the answering model (applies to new uploads).",
     )
 
     # --- retrieval: top-k, cut-off, mode and the switches (nested) -----------

@@ -91,3 +91,45 @@ def head_words(text: str, n: int) -> str:
             break
         end = m.end()
     return (text or "")[:end]
+
+
+_QUARTERS = {
+    "first": "q1",
+    "second": "q2",
+    "third": "q3",
+    "fourth": "q4",
+    "1st": "q1",
+    "2nd": "q2",
+    "3rd": "q3",
+    "4th": "q4",
+}
+_QUARTER_PHRASE = re.compile(r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
+
+
+def period_aliases(text: str) -> set[str]:
+    """Short forms of the periods a question spells out ("the first quarter" → q1), as file
+    names and headers write them."""
+    return {_QUARTERS[m.group(1).lower()] for m in _QUARTER_PHRASE.finditer(text)}
+
+
+_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_TABLE_HEADER = re.compile(
+    r"(?:months|weeks|quarters?|years?|periods?)\s+ended|\bas of\b|\(in (?:millions|thousands|billions)"
+    r"|\bin (?:millions|thousands|billions)\b|^\s*"
+    + _MONTHS
+    + r"\s+\d{1,2},?\s*(?:\d{4})?\s*$|^\s*(?:(?:19|20)\d{2}\s*)+$",
+    re.IGNORECASE,
+)
+
+
+def is_title(line: str) -> bool:
+    """A line set in capitals: a statement's or section's title ("CONDENSED CONSOLIDATED
+    STATEMENTS OF OPERATIONS (Unaudited)")."""
+    letters = [c for c in line if c.isalpha()]
+    return len(letters) >= 12 and sum(c.isupper() for c in letters) >= 0.7 * len(letters)
+
+
+def is_header(line: str) -> bool:
+    """A line that names a table's columns, units or periods ("Three Months Ended", "June 25,",
+    "2022", "(In millions)"), or a title."""
+    return bool(_TABLE_HEADER.search(line)) or is_title(line)

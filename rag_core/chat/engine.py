@@ -181,7 +181,10 @@ class DocentChatEngine(BaseChatEngine):
             meta = hit.node.metadata or {}
             file = str(meta.get("file_name") or meta.get("doc_key") or "document")
             page = meta.get("page_label") or meta.get("page")
-            passages.append((unfence(hit.node.get_content()), unfence(file), page, meta.get("heading")))
+            text = hit.node.get_content()
+            if meta.get("context"):  # the page's title and table header above this chunk
+                text = "\n".join(str(meta["context"]).split(" | ")) + "\n" + text
+            passages.append((unfence(text), unfence(file), page, meta.get("heading")))
         return select_evidence(question, passages, self._context_tokens, self._count_tokens, self._idf)
 
     def messages(self, history: list[ChatMessage], evidence: list[Evidence], message: str) -> list[ChatMessage]:
@@ -193,10 +196,13 @@ class DocentChatEngine(BaseChatEngine):
             ChatMessage(role=MessageRole.USER, content=QUESTION_PROMPT.format(sources=sources, question=message)),
         ]
 
-    def stream_answer(self, messages: list[ChatMessage] | None) -> Generator[ChatResponse, None, None]:
-        """The answer as it is written; ``None`` (nothing retrieved) says so without the LLM."""
+    def stream_answer(
+        self, messages: list[ChatMessage] | None, refusal: str = NO_ANSWER
+    ) -> Generator[ChatResponse, None, None]:
+        """The answer as it is written; ``None`` (nothing retrieved) says so (``refusal``)
+        without the LLM."""
         if messages is None:
-            yield ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=NO_ANSWER), delta=NO_ANSWER)
+            yield ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=refusal), delta=refusal)
             return
         yield from self.llm.stream_chat(messages)
 

@@ -17,15 +17,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from rag_core.text import query_terms, tokenize
+from rag_core.chat import tables
+from rag_core.text import is_header, query_terms, tokenize
 
-# Lines that say what a table's columns and units are, rather than holding figures.
-_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_HEADER = re.compile(
-    r"(?:months|weeks|quarters?|years?|periods?)\s+ended|\bas of\b|\(in (?:millions|thousands|billions)"
-    r"|\bin (?:millions|thousands|billions)\b|^\s*" + _MONTHS + r"\s+\d{1,2},?\s*(?:\d{4})?\s*$|^\s*(?:19|20)\d{2}\s*$",
-    re.IGNORECASE,
-)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 LONG_LINE = 300  # characters: longer lines are prose, cut into sentences
 
@@ -61,15 +55,6 @@ def units(text: str) -> list[str]:
     return out
 
 
-def is_header(line: str) -> bool:
-    """A line that names a table's columns or units, or its title (mostly capitals:
-    "CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS (Unaudited)")."""
-    if _HEADER.search(line):
-        return True
-    letters = [c for c in line if c.isalpha()]
-    return len(letters) >= 12 and sum(c.isupper() for c in letters) >= 0.7 * len(letters)
-
-
 @dataclass
 class _Unit:
     passage: int
@@ -77,6 +62,7 @@ class _Unit:
     text: str
     score: float
     tokens: int
+    written: str = ""  # the line as the model reads it (a table row with its columns)
 
 
 def select_evidence(
@@ -103,7 +89,10 @@ def select_evidence(
         for i, line in enumerate(lines):
             have = set(tokenize(line))
             share = sum(w for t, w in weight.items() if t in have) / total
-            scored.append(_Unit(p, i, line, share * decay, count_tokens(line) + 1))
+            scored.append(_Unit(p, i, line, share * decay, 0))
+    for unit in scored:
+        unit.written = _written_out(scored, unit.passage, unit.position, unit.text)
+        unit.tokens = count_tokens(unit.written) + 1
     chosen: dict[int, set[int]] = {}
     spent = 0
     ranked = sorted((u for u in scored if u.score > 0), key=lambda u: (-u.score, u.passage, u.position))
@@ -118,19 +107,42 @@ def select_evidence(
         for u in extra:
             chosen.setdefault(u.passage, set()).add(u.position)
     for p, positions in chosen.items():
+        by_position = {u.position: u.written for u in scored if u.passage == p}
+        written = {i: by_position[i] for i in sorted(positions)}
+        if any(w != split[p][i] for i, w in written.items()):  # rows carry their columns now:
+            written = {i: w for i, w in written.items() if not _period_only(w)}  # drop bare dates
         lines, last = [], None
-        for i in sorted(positions):
+        for i, line in written.items():
             if last is not None and i != last + 1:
                 lines.append("…")
-            lines.append(split[p][i])
+            lines.append(line)
             last = i
         evidence[p].lines = lines
     return [ev for ev in evidence if ev.lines]
 
 
+def _period_only(line: str) -> bool:
+    """A header line that says only a period or a date ("Three Months Ended", "June 25,", "2022 2023")."""
+    return bool(
+        re.fullmatch(
+            r"[\s,]*(?:(?:three|six|nine|twelve)\s+months\s+ended|[A-Z][a-z]+\s+\d{1,2},?|(?:19|20)\d{2}|\s)+[\s,]*",
+            line,
+            re.I,
+        )
+    )
+
+
+def _written_out(scored: list[_Unit], passage: int, position: int, line: str) -> str:
+    """A table row with its column headers written into it (``tables.label_row``)."""
+    if is_header(line):
+        return line
+    headers = [u.text for u in _headers(scored, passage, position)]
+    return tables.label_row(line, tables.columns(headers), tables.units(headers)) if headers else line
+
+
 def _headers(scored: list[_Unit], passage: int, position: int) -> list[_Unit]:
     """The header lines above ``position`` in ``passage``: the table's title, units and periods."""
-    return [u for u in scored if u.passage == passage and u.position < position and is_header(u.text)][-8:]
+    return [u for u in scored if u.passage == passage and u.position < position and is_header(u.text)][-12:]
 
 
 def best_sentence(question: str, texts: Sequence[str], idf: Callable[[str], float] | None = None) -> tuple[int, str]:

@@ -29,6 +29,7 @@ from rag_core.chat.stream import AnswerStream, ChatTurn, Prepared
 from rag_core.errors import DocentError
 from rag_core.index import VectorIndex
 from rag_core.payloads import Source
+from rag_core.prompts import NO_ANSWER
 from rag_core.providers.embeddings import MULTILINGUAL
 from rag_core.providers.models import ModelLoader
 from rag_core.retrieval import ConversationQueries, HybridRetriever, KeywordCache
@@ -281,6 +282,11 @@ class ChatService:
                 found = engine.retrieve(stream.condensed_question)
             sources = [to_source(h, retriever.last_extras.get(h.node.node_id)) for h in found.nodes]
             said = [*notices, *found.notices, *self._language_notices(question, sources)]
+            unmentioned = retriever.last_stats.get("unmentioned_names")
+            if unmentioned and found.nodes:
+                said.append(
+                    f"The documents found don't mention {', '.join(unmentioned)}: the answer is about the rest."
+                )
             if found.notices:
                 served_by["rerank"] = "skipped: " + found.notices[0]
             evidence = engine.evidence(stream.condensed_question, found.nodes) if found.nodes else []
@@ -289,7 +295,14 @@ class ChatService:
                 engine.llm  # noqa: B018 - load the model now, timed, before the first word
                 timings["prompt_tokens"] = sum(count_tokens(m.content or "") for m in messages)
             timings.update({k: round(v, 3) for k, v in engine.timings.items()})
-            return Prepared(stream.condensed_question, sources, said, engine.stream_answer(messages))
+            missing = retriever.last_stats.get("missing_names") if not found.nodes else None
+            refusal = (
+                f"The documents don't mention {', '.join(missing)}: no indexed document names "
+                f"{'it' if len(missing) == 1 else 'them'}, so there is nothing to answer from."
+                if missing
+                else NO_ANSWER
+            )
+            return Prepared(stream.condensed_question, sources, said, engine.stream_answer(messages, refusal))
 
         def on_done(turn: ChatTurn) -> None:
             if session_id is None:

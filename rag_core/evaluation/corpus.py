@@ -16,7 +16,7 @@ from rag_core.files import Progress
 from rag_core.ingestion import iter_inputs
 from rag_core.settings import DocentSettings
 
-CACHE_VERSION = 1  # bump when ingestion changes what an index holds
+CACHE_VERSION = 1  # bump when ingestion changes what an index holds (settings that do are in the key)  # bump when ingestion changes what an index holds
 READY_MARKER = "eval-ready.json"
 
 
@@ -29,6 +29,8 @@ def corpus_key(corpus: Path, settings: DocentSettings) -> str:
         "chunk_size": settings.chunk_size,
         "chunk_overlap": settings.chunk_overlap,
     }
+    if settings.chunk_context:  # added later: off, the key stays what it was before the switch existed
+        shape["chunk_context"] = True
     h.update(json.dumps(shape, sort_keys=True).encode())
     for path, name in iter_inputs([corpus]):
         st = path.stat()

@@ -25,6 +25,7 @@ from rag_core.settings import RetrievalSettings
 from rag_core.text import is_cjk
 
 RRF_K = 60
+ROUTE_MIN_CHUNKS = 3  # chunks per document, on average, for a name to route a search to its documents
 RankedList = tuple[str, float, list[NodeWithScore]]  # (score name, weight, hits)
 
 # The vector similarity mapped onto the coverage scale for the relevance signal: VECTOR_FLOOR
@@ -133,16 +134,28 @@ class HybridRetriever(BaseRetriever):
         return ranked, by_id, extras
 
     def _rank(self, query: str, lists: list[RankedList]):
-        """Fuse the lists; with ``document_weight``, fuse once more with the candidates
-        ordered by how much of the question their whole document holds (``BM25.doc_scores``;
-        chunks of one document in fused order): a chunk that says "the Company" ranks up
-        when its file is Apple's 10-Q and the question names Apple."""
-        ranked, by_id, extras = self._fuse(lists)
-        weight = self.settings.document_weight
-        if weight <= 0 or self.settings.retrieval_mode == "vector" or not ranked:
-            return ranked, by_id, extras
+        """Fuse the lists; with ``page_weight``, first add a list of the chunks of the pages
+        that best match the question as a whole (a statement's page holds "operating
+        expenses" in its title, rows and columns, not in any one chunk); with
+        ``document_weight``, fuse once more with the candidates ordered by how much of the
+        question their whole document holds (``BM25.doc_scores``; chunks of one document in
+        fused order): a chunk that says "the Company" ranks up when its file is Apple's 10-Q
+        and the question names Apple."""
+        s = self.settings
+        if s.retrieval_mode == "vector":
+            return self._fuse(lists)
         bm = self.keywords.get(self.names)
-        scores = bm.doc_scores(query)
+        if s.page_weight > 0 and bm.page_keys:
+            pages = bm.search_pages(query, max(self.top_k, 5))
+            page_list = [
+                NodeWithScore(node=bm.nodes[i], score=score) for key, score in pages for i in bm.page_nodes[key]
+            ]
+            lists = [*lists, ("page_score", s.page_weight, page_list)]
+        ranked, by_id, extras = self._fuse(lists)
+        weight = s.document_weight
+        if weight <= 0 or not ranked:
+            return ranked, by_id, extras
+        scores = bm.doc_scores(query, s.name_weight)
         nodes = [by_id[nid].node for nid, _ in ranked]
         doc_score = [scores.get(doc_of(node), 0.0) for node in nodes]
         # A one-chunk document says nothing its chunk doesn't: such chunks keep their place,
@@ -174,6 +187,7 @@ class HybridRetriever(BaseRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         s = self.settings
         query = query_bundle.query_str
+
         pool = max(self.top_k * 3, 10)
         lists = self._lists(query, 1.0, pool)
         stats: dict[str, Any] = {}
@@ -206,8 +220,69 @@ class HybridRetriever(BaseRetriever):
             return []
         self.last_stats = stats
         hits = self._select(ranked, by_id)
+        if s.name_gate and hits and s.retrieval_mode != "vector" and not is_cjk(query):
+            routed = self._by_name(query, hits, stats)
+            if routed is not None:
+                return routed
         self.last_extras = {h.node.node_id: extras[h.node.node_id] for h in hits}
         return hits
+
+    def _by_name(self, query: str, hits: list[NodeWithScore], stats: dict[str, Any]) -> list[NodeWithScore] | None:
+        """Names decide which documents answer (knowledge-base routing): a question about two
+        names ("NVIDIA's revenue compared with Amazon's") is searched once per name, in the
+        documents that name it, the results interleaved; a name no passage found is searched
+        for in the documents that name it; a name no document holds at all means there is
+        nothing to answer from (``[]``, ``missing_names`` in the stats). None: keep ``hits``."""
+        bm = self.keywords.get(self.names)
+        names = bm.names_in(query)
+        if not names:
+            return None
+        found = {doc_of(h.node) for h in hits}
+        every = set(bm.doc_terms)
+        homes = {name: {d for d in every if bm.mentions({d}, terms)} for name, terms in names}
+        nowhere = [name for name, docs in homes.items() if not docs]
+        if len(nowhere) == len(names):
+            stats.update({"gated": True, "missing_names": nowhere})
+            self.last_extras = {}
+            return []
+        if nowhere:
+            stats["unmentioned_names"] = nowhere
+        # Names that pick documents out: not every document holds them, and those that do are
+        # long (a one-chunk document says nothing its chunk doesn't: passages are searched as such).
+        routes = [
+            (name, docs)
+            for name, docs in homes.items()
+            if docs and docs != every and sum(bm.doc_chunks[d] for d in docs) >= ROUTE_MIN_CHUNKS * len(docs)
+        ]
+        unmet = [(name, docs) for name, docs in routes if not docs & found]
+        if len(routes) < 2 and not unmet:
+            return None
+        chosen = routes if len(routes) >= 2 else unmet
+        per_name = []
+        self.last_extras = {}
+        for _name, docs in chosen:
+            sub = HybridRetriever(
+                self.index,
+                self.keywords,
+                self.settings.model_copy(update={"name_gate": False}),
+                names=sorted(docs),
+                top_k=self.top_k,
+                multilingual=self.cjk_vector_weight == 1.0,
+                llm_factory=self.llm_factory,
+            )
+            sub.conversation = self.conversation
+            per_name.append(sub.retrieve(query))
+            self.last_extras.update(sub.last_extras)
+        stats["routed"] = [name for name, _ in chosen]
+        merged: list[NodeWithScore] = []
+        seen: set[str] = set()
+        for rank in range(self.top_k):
+            for results in per_name:
+                if rank < len(results) and results[rank].node.node_id not in seen and len(merged) < self.top_k:
+                    seen.add(results[rank].node.node_id)
+                    merged.append(results[rank])
+        self.last_stats = stats
+        return merged
 
     def _select(self, ranked: list[tuple[str, float]], by_id: dict[str, NodeWithScore]) -> list[NodeWithScore]:
         """The top_k passages; with neighbour windows, each widened by its neighbouring

@@ -9,14 +9,23 @@ document list of the fusion (``doc_scores``) and the relevance signals use that.
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import Counter, defaultdict
 from typing import Any
 
+import numpy as np
 from llama_index.core.schema import TextNode
 
 from rag_core.index import VectorIndex
-from rag_core.text import query_terms, tokenize
+from rag_core.text import period_aliases, query_terms, tokenize
+
+
+def search_text(node: Any) -> str:
+    """What keyword search reads of a chunk: its text, and the title and table header its page
+    gives it (``context``, see ``ingestion.chunk_context``)."""
+    context = (node.metadata or {}).get("context")
+    return f"{context}\n{node.get_content()}" if context else node.get_content()
 
 
 def doc_of(node: Any) -> str:
@@ -26,37 +35,41 @@ def doc_of(node: Any) -> str:
 
 
 class BM25:
-    """A small Okapi BM25 over a fixed list of nodes."""
+    """Okapi BM25 over a fixed list of nodes, its postings held as numpy arrays: a search adds
+    one precomputed weight array per query term, so it stays fast at 100,000 chunks."""
 
     def __init__(self, nodes: list[TextNode], k1: float = 1.2, b: float = 0.75) -> None:
         self.nodes = nodes
         self.k1, self.b = k1, b
-        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        self.lengths: list[int] = []
-        for i, node in enumerate(nodes):
-            counts = Counter(tokenize(node.get_content()))
-            self.lengths.append(sum(counts.values()))
-            for term, tf in counts.items():
-                self.postings[term].append((i, tf))
-        self.avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
+        counts = [Counter(tokenize(search_text(node))) for node in nodes]
+        self._chunks = _Postings(counts, k1, b)
         self.by_id: dict[str, TextNode] = {node.node_id: node for node in nodes}
         # Per document: every term of its chunks and of its file name ("2023 Q1 NVDA.pdf").
         self.doc_terms: dict[str, set[str]] = defaultdict(set)
-        for node in nodes:
+        for node, c in zip(nodes, counts, strict=True):
             key = doc_of(node)
             if key not in self.doc_terms:
                 self.doc_terms[key].update(tokenize(str(node.metadata.get("file_name") or key)))
-        for term, plist in self.postings.items():
-            for i, _ in plist:
-                self.doc_terms[doc_of(nodes[i])].add(term)
+            self.doc_terms[key].update(c)
         self.doc_df: Counter[str] = Counter(t for terms in self.doc_terms.values() for t in terms)
         self.doc_chunks: Counter[str] = Counter(doc_of(node) for node in nodes)
+        # The terms of each document's file name ("2023 Q1 NVDA.pdf" → 2023, q1, nvda): they name it.
+        self.name_terms = {doc: set(tokenize(_stem_of(str(doc)))) for doc in self.doc_terms}
+        self.name_df: Counter[str] = Counter(t for terms in self.name_terms.values() for t in terms)
+        # Pages (of PDFs): the chunks of each, and BM25 over whole pages.
+        self.page_nodes: dict[tuple[str, int], list[int]] = defaultdict(list)
+        for i, node in enumerate(nodes):
+            page = (node.metadata or {}).get("page")
+            if isinstance(page, int):
+                self.page_nodes[(doc_of(node), page)].append(i)
+        self.page_keys = list(self.page_nodes)
+        self._pages = _Postings(
+            [sum((counts[i] for i in self.page_nodes[key]), Counter()) for key in self.page_keys], k1, b
+        )
 
     def idf(self, term: str) -> float:
         """Inverse document frequency; a term found nowhere gets the highest value."""
-        n = len(self.nodes)
-        df = len(self.postings.get(term, ()))
-        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+        return self._chunks.idf(term)
 
     def coverage(self, query: str, text: str) -> float:
         """Share of the query's terms, weighted by idf, that ``text`` contains."""
@@ -68,30 +81,117 @@ class BM25:
         total = sum(weights.values()) or 1.0
         return sum(w for t, w in weights.items() if t in have) / total
 
-    def doc_scores(self, query: str) -> dict[str, float]:
+    def doc_scores(self, query: str, name_weight: float = 0.0) -> dict[str, float]:
         """Per document, the idf-weighted share (idf over documents) of the query's terms
-        found anywhere in it or in its file name: which documents the question is about."""
-        terms = query_terms(query)
+        found anywhere in it or in its file name: which documents the question is about. With
+        ``name_weight``, plus that weight times the share of the query's terms that are in
+        file names found in this one's ("the Q3 2022 10-Q" picks "2022 Q3 AAPL.pdf" out of
+        four Apple filings that all mention both words)."""
+        terms = query_terms(query) | period_aliases(query)
         n = len(self.doc_terms)
         if not terms or not n:
             return {}
         weights = {t: math.log(1 + (n - self.doc_df[t] + 0.5) / (self.doc_df[t] + 0.5)) for t in terms}
         total = sum(weights.values()) or 1.0
-        return {doc: sum(w for t, w in weights.items() if t in have) / total for doc, have in self.doc_terms.items()}
+        scores = {doc: sum(w for t, w in weights.items() if t in have) / total for doc, have in self.doc_terms.items()}
+        named = {
+            t: math.log(1 + (n - self.name_df[t] + 0.5) / (self.name_df[t] + 0.5)) for t in terms if self.name_df[t]
+        }
+        if name_weight > 0 and named:
+            total_named = sum(named.values())
+            for doc, have in self.name_terms.items():
+                scores[doc] += name_weight * sum(w for t, w in named.items() if t in have) / total_named
+        return scores
+
+    def names_in(self, query: str) -> list[tuple[str, list[str]]]:
+        """The names in ``query`` — capitalised words inside the sentence (not its first word):
+        "Tesla", "Tesla's", "Johnson Controls", "COP26" — each with its search terms."""
+        out = []
+        for match in _NAME.finditer(query):
+            start = match.start()
+            if start == 0 or query[:start].rstrip().endswith((".", "?", "!", ":", '"')):
+                continue
+            terms = [t for t in tokenize(match.group(0)) if not t.isdigit() and len(t) > 1 and t not in _NOT_NAMES]
+            if terms:
+                out.append((match.group(0).removesuffix("'s").removesuffix("’s"), terms))
+        return out
+
+    def mentions(self, docs: set[str], terms: list[str]) -> bool:
+        """Whether any of ``docs`` (document keys) holds one of ``terms``, in its text or file name."""
+        return any(t in self.doc_terms.get(d, ()) or t in self.name_terms.get(d, ()) for d in docs for t in terms)
+
+    def search_pages(self, query: str, k: int) -> list[tuple[tuple[str, int], float]]:
+        """The ``k`` best pages ((document, page), score) by BM25 over whole pages."""
+        return [(self.page_keys[i], score) for i, score in self._pages.search(tokenize(query), k)]
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
-        """The ``k`` best (node position, score) pairs."""
-        n = len(self.nodes)
-        scores: dict[int, float] = defaultdict(float)
-        for term in set(tokenize(query)):
-            plist = self.postings.get(term)
-            if not plist:
-                continue
-            idf = math.log(1 + (n - len(plist) + 0.5) / (len(plist) + 0.5))
-            for i, tf in plist:
-                denom = tf + self.k1 * (1 - self.b + self.b * self.lengths[i] / (self.avg or 1))
-                scores[i] += idf * tf * (self.k1 + 1) / denom
-        return sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:k]
+        """The ``k`` best (node position, score) pairs, ties by position."""
+        return self._chunks.search(tokenize(query), k)
+
+
+class _Postings:
+    """BM25 over a list of term counts, postings as numpy arrays: a search adds one weight
+    array per query term, so it stays fast at 100,000 chunks."""
+
+    def __init__(self, counts: list[Counter[str]], k1: float, b: float) -> None:
+        self.n = len(counts)
+        lengths = np.array([sum(c.values()) for c in counts], dtype=np.float64)
+        avg = float(lengths.mean()) if self.n else 0.0
+        collected: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+        for i, c in enumerate(counts):
+            for term, count in c.items():
+                docs, tfs = collected[term]
+                docs.append(i)
+                tfs.append(count)
+        norm = k1 * (1 - b + b * lengths / (avg or 1))
+        # term -> (positions, BM25 weight of the term at each): idf * tf (k1 + 1) / (tf + norm)
+        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for term, (docs, tfs) in collected.items():
+            idx = np.array(docs, dtype=np.int32)
+            tf = np.array(tfs, dtype=np.float64)
+            self.postings[term] = (idx, self.idf(term, len(docs)) * tf * (k1 + 1) / (tf + norm[idx]))
+
+    def idf(self, term: str, df: int | None = None) -> float:
+        if df is None:
+            found = self.postings.get(term)
+            df = len(found[0]) if found is not None else 0
+        return math.log(1 + (self.n - df + 0.5) / (df + 0.5))
+
+    def search(self, tokens: list[str], k: int) -> list[tuple[int, float]]:
+        """The ``k`` best (position, score) pairs, ties by position."""
+        scores = np.zeros(self.n, dtype=np.float64)
+        hit = False
+        for term in sorted(set(tokens)):
+            found = self.postings.get(term)
+            if found is not None:
+                scores[found[0]] += found[1]
+                hit = True
+        if not hit:
+            return []
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) > k:
+            top = np.argpartition(-scores[candidates], k - 1)[:k]
+            # keep every candidate tied with the k-th score, so ties resolve by position
+            kth = scores[candidates[top]].min()
+            candidates = candidates[scores[candidates] >= kth]
+        order = np.lexsort((candidates, -scores[candidates]))[:k]
+        return [(int(candidates[i]), float(scores[candidates[i]])) for i in order]
+
+
+# A capitalised word (or run of them) of letters: "Tesla", "Tesla's", "Johnson Controls".
+_NAME = re.compile(r"\b[A-Z][A-Za-z0-9&-]{2,}(?:['’]s)?(?:\s+[A-Z][A-Za-z0-9&-]{2,})*")
+
+
+# Capitalised words that are dates, not names.
+_NOT_NAMES = frozenset(
+    "january february march april may june july august september october november december jan feb mar apr "
+    "jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday".split()
+)
+
+
+def _stem_of(name: str) -> str:
+    """A file name without its extension ("2023 Q1 NVDA.pdf" → "2023 Q1 NVDA")."""
+    return name.rsplit(".", 1)[0] if "." in name[-6:] else name
 
 
 class KeywordCache:

@@ -1,0 +1,80 @@
+"""Table rows written out with their column headers, for a small model to read.
+
+A financial statement's row as PDF text is "More Personal Computing 13,666 13,332": which
+figure is this quarter's, which last year's, and in what unit, is said only in header
+lines above ("(In millions)", "Three Months Ended September 30,", "2023 2022"). A 1.5B model
+reading the bare row answers "13.666%". So a row kept as evidence is written out:
+
+    More Personal Computing: Three Months Ended September 30, 2023: 13,666; Three Months
+    Ended September 30, 2022: 13,332 (in millions)
+
+Columns are read off the header lines: the period groups ("Three Months Ended", "Six Months
+Ended", "As of"), the dates ("June 25,") and the years, matched to the row's count of
+figures. When the counts do not fit together the row is left as it was.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FIGURE = r"\(?-?\$?\s?\d[\d,]*(?:\.\d+)?\)?%?|—|-"
+_ROW = re.compile(rf"^(?P<label>.*?[A-Za-z)][^\d$()—]*?)\s+(?P<figures>(?:(?:\$\s?)?(?:{_FIGURE})\s*)+)$")
+_ONE_FIGURE = re.compile(rf"(?:\$\s?)?(?:{_FIGURE})")
+_GROUP = re.compile(
+    r"(?:(?:three|six|nine|twelve|thirteen|twenty-six|thirty-nine|fifty-two)\s+(?:months|weeks)|quarter|year|period)"
+    r"\s+ended|as of",
+    re.IGNORECASE,
+)
+_MONTH_DAY = re.compile(
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{1,2}",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+_UNITS = re.compile(r"\bin (millions|thousands|billions)\b", re.IGNORECASE)
+
+
+def columns(headers: list[str]) -> list[str] | None:
+    """Column labels read off a table's header lines, left to right, or None."""
+    text = " ".join(headers)
+    groups = [m.group(0) for m in _GROUP.finditer(text)]
+    days = [m.group(0) for m in _MONTH_DAY.finditer(text)]
+    years = [m.group(0) for m in _YEAR.finditer(text)]
+    if not years:
+        return None
+    groups = groups or [""]
+    n = len(years)
+    if n % len(groups):
+        return None
+    per_group = n // len(groups)
+    if len(days) == n:
+        dates = [f"{d}, {y}" for d, y in zip(days, years, strict=True)]
+    elif len(days) == len(groups):
+        dates = [f"{days[i // per_group]}, {y}" for i, y in enumerate(years)]
+    elif len(days) == 1:
+        dates = [f"{days[0]}, {y}" for y in years]
+    else:
+        dates = years
+    labels = []
+    for i, date in enumerate(dates):
+        group = groups[i // per_group].strip()
+        labels.append(f"{group[:1].upper() + group[1:]} {date}".strip())
+    return labels
+
+
+def units(headers: list[str]) -> str:
+    m = _UNITS.search(" ".join(headers))
+    return f" (in {m.group(1).lower()})" if m else ""
+
+
+def label_row(row: str, labels: list[str] | None, unit: str) -> str:
+    """``row`` written out with ``labels``, when its figures are as many as the labels."""
+    if not labels:
+        return row
+    m = _ROW.match(row.strip())
+    if not m:
+        return row
+    figures = [f.replace(" ", "") for f in _ONE_FIGURE.findall(m.group("figures"))]
+    if len(figures) != len(labels):
+        return row
+    cells = "; ".join(f"{label}: {figure}" for label, figure in zip(labels, figures, strict=True))
+    return f"{m.group('label').strip()}: {cells}{unit}"
