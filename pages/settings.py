@@ -71,17 +71,20 @@ def field_widget(s: DocentSettings, name: str) -> Any:
     return value
 
 
-def settings_form(s: DocentSettings) -> dict[str, Any] | None:
-    """The form; returns the edited values when Save was pressed."""
-    v: dict[str, Any] = {}
+OPENAI_FIELDS = ("openai_base_url", "openai_model")  # shown only when that provider is chosen
+
+
+def settings_form(s: DocentSettings, provider: str) -> dict[str, Any] | None:
+    """The form; returns the edited values when Save was pressed. The provider is chosen
+    above it (``provider``), so that the fields it needs appear as soon as it is picked."""
+    v: dict[str, Any] = {"llm_provider": provider}
     with st.form("settings"):
-        st.subheader("Answering model")
-        v["llm_provider"] = choose(s, "llm_provider", "LLM provider")
-        left, right = st.columns(2)
-        with left:
-            v["openai_base_url"] = text(s, "openai_base_url", "OpenAI-compatible base URL")
-        with right:
-            v["openai_model"] = text(s, "openai_model", "OpenAI-compatible model")
+        if provider == "openai":
+            left, right = st.columns(2)
+            with left:
+                v["openai_base_url"] = text(s, "openai_base_url", "OpenAI-compatible base URL")
+            with right:
+                v["openai_model"] = text(s, "openai_model", "OpenAI-compatible model")
 
         st.subheader("Retrieval")
         left, right = st.columns(2)
@@ -122,7 +125,7 @@ def settings_form(s: DocentSettings) -> dict[str, Any] | None:
         v["embed_provider"] = choose(s, "embed_provider", "Embedding model")
         st.caption("Changing the embedding model makes the index unusable until it is rebuilt (below).")
 
-        others = [n for n in form_fields() if n not in v]
+        others = [n for n in form_fields() if n not in v and n not in OPENAI_FIELDS]
         if others:
             with st.expander("Advanced"):
                 columns = st.columns(2)
@@ -139,7 +142,7 @@ def save(before: DocentSettings, values: dict[str, Any]) -> None:
     # save_settings leaves out fields a DOCENT_* variable pins, so the variable's value
     # does not outlive the variable; the keys are never saved.
     try:
-        after = load_settings(**typed_keys(), **values)  # what this app will now run with
+        after = load_settings(None, **typed_keys(), **values)  # what this app will now run with
         save_settings(after)
     except DocentError as e:
         st.error(str(e))
@@ -174,9 +177,12 @@ def forget_typed_keys() -> None:
     forget_contexts()
 
 
-def keys_form(s: DocentSettings) -> None:
+def keys_form(s: DocentSettings, provider: str) -> None:
     typed = typed_keys()
-    for name, label in (("openai_api_key", "OpenAI-compatible key"), ("cohere_api_key", "Cohere key")):
+    keys = [("cohere_api_key", "Cohere key")]
+    if provider == "openai":
+        keys.insert(0, ("openai_api_key", "OpenAI-compatible key"))
+    for name, label in keys:
         if name in typed:
             st.caption(f"🔑 {label}: entered in this browser session (not saved).")
         elif s.value(name) is not None:
@@ -184,7 +190,8 @@ def keys_form(s: DocentSettings) -> None:
         else:
             st.caption(f"{label}: not set.")
     with st.form("keys"):
-        st.text_input("OpenAI-compatible API key", type="password", key=KEY_INPUTS["openai_api_key"])
+        if provider == "openai":
+            st.text_input("OpenAI-compatible API key", type="password", key=KEY_INPUTS["openai_api_key"])
         st.text_input("Cohere API key", type="password", key=KEY_INPUTS["cohere_api_key"])
         st.caption("Keys are kept only in this browser session and never written to disk.")
         st.form_submit_button("Use these keys", on_click=use_typed_keys)
@@ -222,10 +229,14 @@ if pinned:
         "Set by environment variables (read-only here): " + ", ".join(f"DOCENT_{n.upper()}" for n in sorted(pinned))
     )
 
-edited = settings_form(settings)
+st.subheader("Answering model")
+provider = choose(settings, "llm_provider", "LLM provider")
+if provider != settings.llm_provider:
+    st.caption("Not saved yet: press **Save settings** below to answer with it.")
+edited = settings_form(settings, provider)
 if edited is not None:
     save(settings, edited)
 
 st.subheader("API keys")
-keys_form(settings)
+keys_form(settings, provider)
 index_section()

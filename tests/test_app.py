@@ -7,9 +7,13 @@ reached the way a user does, from ``app.py`` and its ``st.navigation``.
 
 from __future__ import annotations
 
+import datetime
+import html
 import json
 import os
 import threading
+import time
+import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -238,39 +242,82 @@ def test_index_of_another_embedding_offers_a_rebuild(data_dir: Path) -> None:
 
 
 # ============================================================================ chat
-def test_two_turns_show_answer_condensed_question_and_sources(data_dir: Path) -> None:
+def plain(label: str) -> str:
+    """Escaped Markdown (labels, captions) as the browser shows it."""
+    return html.unescape(label.replace("\\", ""))
+
+
+def source_buttons(block) -> list:
+    return [b for b in block.button if (b.key or "").startswith("src_")]
+
+
+def stored(sid: str) -> list:
+    return build_context(load_settings()).sessions.messages(sid)
+
+
+def test_two_turns_show_answer_search_sources_and_timings(data_dir: Path) -> None:
     seed(ORION, VEGA)
     at = ask(open_app(), "Where did the Orion project launch?")
     user, assistant = at.chat_message
     assert user.markdown[0].value == "Where did the Orion project launch?"
     assert "Lisbon" in assistant.markdown[0].value
     assert not any("Searched for" in c for c in texts(assistant.caption))  # first turn: not rewritten
-    labels = [e.label for e in assistant.expander]
-    assert labels and "orion.md" in labels[0]
-    assert "Lisbon" in assistant.expander[0].text[0].value  # the passage, as plain text
+    labels = [plain(b.label) for b in source_buttons(assistant)]
+    assert labels and labels[0].startswith("📄 orion.md") and labels[0].endswith("[1]")
+    [timing] = [c for c in texts(assistant.caption) if "Answered in" in c]
+    assert "retrieval" in timing and "first token" in timing
 
     at = ask(at, "What was its budget?")
     follow_up = at.chat_message[-1]
     assert "4 million euros" in follow_up.markdown[0].value
     searched = [c for c in texts(follow_up.caption) if "Searched for" in c]
     assert searched and "Orion" in searched[0]  # the standalone question the engine used
-    assert any("orion.md" in e.label for e in follow_up.expander)
+    assert any("orion.md" in b.label for b in source_buttons(follow_up))
 
     at = open_app(session=at.query_params["session"])  # a reload: the conversation comes back
     assert [m.name for m in at.chat_message] == ["user", "assistant", "user", "assistant"]
     assert any("Searched for" in c for c in texts(at.chat_message[-1].caption))
 
 
-def test_doc_filter_limits_the_session_to_chosen_documents(data_dir: Path) -> None:
+def test_a_source_button_opens_the_viewer_on_its_passage(data_dir: Path) -> None:
+    seed(ORION, VEGA)
+    at = ask(open_app(), "Where does the Vega telescope stand?")
+    [vega] = [b for b in source_buttons(at.chat_message[-1]) if "vega.txt" in b.label]
+    n = int(plain(vega.label).rsplit("[", 1)[1].rstrip("]"))
+    vega.click().run()
+    assert not at.exception, at.exception
+    state = at.session_state["source_viewer"]
+    assert state["n"] == n and state["sources"][n - 1]["file"] == "vega.txt"
+
+
+def test_a_citation_link_opens_the_viewer_in_a_new_tab(data_dir: Path) -> None:
+    seed(ORION)
+    at = ask(open_app(), "Where did the Orion project launch?")
+    sid = at.session_state["session_id"]
+    answer = stored(sid)[-1]
+    tab = open_app(session=sid, source=f"{answer.id}-1")  # what the link [1] opens
+    assert tab.session_state["source_viewer"]["sources"] == answer.sources
+    assert tab.session_state["source_viewer"]["n"] == 1
+    assert "source" not in tab.query_params  # opened once, not on every rerun
+
+    gone = open_app(session=sid, source="999999-1")
+    assert any("not in this conversation" in t for t in texts(gone.toast))
+    assert "source_viewer" not in gone.session_state
+
+
+def test_doc_filter_shows_the_scope_and_limits_the_sources(data_dir: Path) -> None:
     seed(ORION, VEGA)
     at = open_app()
+    assert any("Searching all 2 document(s)" in c for c in texts(at.caption))
     sid = at.session_state["session_id"]
     at.multiselect(key=f"doc_filter_{sid}").select("vega.txt").run()
     assert build_context(load_settings()).sessions.get(sid).doc_filter == ["vega.txt"]
+    assert any("Searching 1 of 2 documents: vega.txt" in c for c in texts(at.caption))  # in the header at once
 
     at = ask(at, "Where did the Orion project launch?")  # Orion is only in orion.md, out of scope
-    files = {e.label for e in at.chat_message[-1].expander}
-    assert all("vega.txt" in label for label in files)
+    files = {s["file"] for m in stored(sid) for s in m.sources}
+    assert files <= {"vega.txt"}  # never a source from outside the scope
+    assert all("vega.txt" in b.label for b in source_buttons(at.chat_message[-1]))
     assert "don't mention Orion" in at.chat_message[-1].markdown[0].value
 
 
@@ -284,18 +331,25 @@ def test_engine_error_is_shown_in_the_chat_and_the_question_kept(
     assert "needs a key" in error
     assert at.chat_message[0].markdown[0].value == "Where did the Orion project launch?"
     sid = at.session_state["session_id"]
-    stored = build_context(load_settings()).sessions.messages(sid)
-    assert [(m.role, m.content) for m in stored] == [("user", "Where did the Orion project launch?")]
+    assert [(m.role, m.content) for m in stored(sid)] == [("user", "Where did the Orion project launch?")]
 
     click(at, "retry")  # still failing: same error, the question stored once
     assert "needs a key" in texts(at.error)[0]
-    assert len(build_context(load_settings()).sessions.messages(sid)) == 1
+    assert len(stored(sid)) == 1
 
     monkeypatch.setenv("DOCENT_LLM_PROVIDER", "extractive")
     at = click(open_app(session=sid), "retry")  # after a reload too, then it works
     assert not at.error
-    stored = build_context(load_settings()).sessions.messages(sid)
-    assert [m.role for m in stored] == ["user", "assistant"] and "Lisbon" in stored[-1].content
+    assert [m.role for m in stored(sid)] == ["user", "assistant"] and "Lisbon" in stored(sid)[-1].content
+
+
+def test_a_question_of_only_spaces_asks_nothing(data_dir: Path) -> None:
+    seed(ORION)
+    at = ask(open_app(), "   ")
+    assert any("Type a question first" in t for t in texts(at.toast))
+    sid = at.session_state["session_id"]
+    assert build_context(load_settings()).sessions.get(sid).name == "New chat"
+    assert stored(sid) == [] and not at.error
 
 
 def test_html_in_documents_and_answers_stays_inert(data_dir: Path) -> None:
@@ -312,6 +366,100 @@ def test_html_in_documents_and_answers_stays_inert(data_dir: Path) -> None:
     assert "<img" not in answer.value and "<script" not in answer.value
     assert "&lt;img" in answer.value and "!\\[t]" in answer.value and "javascript" not in answer.value
     assert all(not m.allow_html for m in at.markdown)
+    copied = at.chat_message[-1].code[0].value  # the Markdown to copy is shown as code, never rendered
+    assert "<script>alert(2)</script>" in copied
+
+
+# ============================================================================ answer controls (lead's chat API)
+def test_regenerate_replaces_the_last_answer(data_dir: Path) -> None:
+    seed(ORION, VEGA)
+    at = ask(open_app(), "Where did the Orion project launch?")
+    sid = at.session_state["session_id"]
+    before = stored(sid)
+    click(at, f"regenerate_{before[-1].id}")
+    after = stored(sid)
+    assert [m.role for m in after] == ["user", "assistant"]  # the question is not stored twice
+    assert after[-1].id != before[-1].id and "Lisbon" in after[-1].content
+    assert [m.name for m in at.chat_message] == ["user", "assistant"]
+
+
+def test_the_search_of_a_follow_up_can_be_corrected(data_dir: Path) -> None:
+    seed(ORION, VEGA)
+    at = ask(ask(open_app(), "Where did the Orion project launch?"), "Where does the Vega telescope stand?")
+    at = ask(at, "Who built it?")
+    sid = at.session_state["session_id"]
+    last = stored(sid)[-1]
+    corrected = "Who built the Vega telescope?"
+    at.text_area(key=f"rewrite_text_{last.id}").input(corrected)
+    [submit] = [b for b in at.button if b.label == "Search and answer again"]
+    submit.click().run()
+    assert not at.exception, at.exception
+    messages = stored(sid)
+    assert [m.role for m in messages] == ["user", "assistant"] * 3
+    assert messages[-1].condensed_question == corrected and messages[-1].meta.get("rewrite_edited") is True
+    assert "40 engineers" in messages[-1].content
+    assert any(f"Searched for: {corrected} (edited)" in plain(c) for c in texts(at.chat_message[-1].caption))
+
+
+def test_timing_line_says_which_path_served_the_answer(data_dir: Path) -> None:
+    seed(ORION)
+    at = ask(open_app(), "Where did the Orion project launch?")
+    [timing] = [c for c in texts(at.chat_message[-1].caption) if "Answered in" in c]
+    assert "by extractive" in timing and "no rerank" in timing
+
+
+# ============================================================================ suggestions, summaries (core13, lead)
+def test_a_new_chat_offers_questions_from_the_documents(data_dir: Path) -> None:
+    seed(ORION, VEGA)
+    at = open_app()
+    offered = [b for b in at.button if (b.key or "").startswith("suggestion_")]
+    assert 1 <= len(offered) <= 3
+    question = plain(offered[0].label)
+    offered[0].click().run()
+    assert not at.exception, at.exception
+    sid = at.session_state["session_id"]
+    assert stored(sid)[0].content == question and stored(sid)[-1].role == "assistant"
+    assert not [b for b in at.button if (b.key or "").startswith("suggestion_")]  # not once a question is asked
+
+
+def test_follow_up_questions_under_the_latest_answer(data_dir: Path) -> None:
+    guide = (
+        "pump-guide.md",
+        b"# Pump guide\n\n## Installation\n\nMount the pump on a level concrete base.\n\n"
+        b"## Maintenance\n\nClean the filter every 200 hours.\n\n## Troubleshooting\n\nIf it hums, check the capacitor.\n",
+        "text/markdown",
+    )
+    seed(guide)
+    at = ask(open_app(), "How often is the filter cleaned?")
+    offered = [b for b in at.chat_message[-1].button if (b.key or "").startswith("follow_up_")]
+    assert 1 <= len(offered) <= 2
+    question = plain(offered[0].label).removeprefix("↪ ")
+    offered[0].click().run()
+    assert not at.exception, at.exception
+    sid = at.session_state["session_id"]
+    assert [m.content for m in stored(sid) if m.role == "user"] == ["How often is the filter cleaned?", question]
+    first = at.chat_message[1]
+    assert not [b for b in first.button if (b.key or "").startswith("follow_up_")]  # only under the latest
+
+
+def test_long_conversations_show_the_summary_of_older_turns(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCENT_MEMORY_TOKEN_LIMIT", "120")
+    seed(ORION, VEGA)
+    at = open_app()
+    for question in (
+        "Where did the Orion project launch?",
+        "What was the budget of the Orion project?",
+        "Where does the Vega telescope stand?",
+        "How many engineers built the Vega telescope?",
+    ):
+        at = ask(at, question)
+    sid = at.session_state["session_id"]
+    [summary, *_] = sorted(build_context(load_settings()).sessions.summaries(sid), key=lambda s: -s.upto_message_id)
+    [block] = [e for e in at.expander if "Earlier turns, summarised" in e.label]
+    assert escape_markdown(summary.text) in [m.value for m in block.markdown]
+    older = [m for m in stored(sid) if m.id <= summary.upto_message_id]
+    assert len(block.chat_message) == len(older)  # the turns it stands for, collapsed under it
+    assert len(at.chat_message) == len(stored(sid))  # none dropped from the page
 
 
 # ============================================================================ sessions
@@ -320,12 +468,16 @@ def test_sessions_new_switch_rename_delete(data_dir: Path) -> None:
     at = ask(open_app(), "Where did the Orion project launch?")
     first = at.session_state["session_id"]
     assert "💬 Where did the Orion project launch?" in [b.label for b in at.sidebar.button]  # named by it
+    assert at.sidebar.text_input(key=f"name_{first}").value == "Where did the Orion project launch?"
 
     click(at, "new_chat")
     second = at.session_state["session_id"]
     assert second != first and at.query_params["session"] == second
-    assert at.chat_message == [] or len(at.chat_message) == 0
+    assert len(at.chat_message) == 0
     assert len([b for b in at.sidebar.button if b.key.startswith("open_")]) == 2
+    click(at, "new_chat")  # the empty new chat is reused, not another added
+    assert at.session_state["session_id"] == second
+    assert len(build_context(load_settings()).sessions.list()) == 2
 
     at.sidebar.text_input(key=f"name_{second}").input("Vega questions").run()
     click(at, f"rename_{second}")
@@ -345,6 +497,29 @@ def test_sessions_new_switch_rename_delete(data_dir: Path) -> None:
     assert at.session_state["session_id"] == second and at.query_params["session"] == second
 
 
+def test_the_chat_list_is_grouped_by_day_and_searchable(data_dir: Path) -> None:
+    ctx = build_context(load_settings())
+    now = time.time()
+    ages = {"Budget of Orion": 0, "Vega engineers": 0, "Orion launch": 1, "Old notes": 30, "Orion launch ": 30}
+    for name, days in ages.items():
+        session = ctx.sessions.create(name)
+        with ctx.db.connect() as c:  # as if its last message were that many days old
+            c.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now - days * 86400, session.id))
+    at = open_app()
+    old = datetime.date.fromtimestamp(now - 30 * 86400)
+    headings = [c for c in texts(at.sidebar.caption) if c in ("Today", "Yesterday") or c.endswith(str(old.year))]
+    assert headings == ["Today", "Yesterday", f"{old.day} {old:%b %Y}"]
+    names = [plain(b.label).removeprefix("💬 ") for b in at.sidebar.button if b.key.startswith("open_")]
+    assert names[2] == "Orion launch · " + datetime.datetime.fromtimestamp(now - 86400).strftime("%H:%M")
+
+    at.sidebar.text_input(key="chat_search").input("orion").run()
+    names = [plain(b.label).removeprefix("💬 ") for b in at.sidebar.button if b.key.startswith("open_")]
+    assert [n.split(" · ")[0] for n in names] == ["Budget of Orion", "Orion launch", "Orion launch"]
+    at.sidebar.text_input(key="chat_search").input("nothing like it").run()
+    assert not [b for b in at.sidebar.button if b.key.startswith("open_")]
+    assert any("No chat has that" in c for c in texts(at.sidebar.caption))
+
+
 def test_unknown_session_in_the_url_falls_back_to_the_latest(data_dir: Path) -> None:
     ctx = build_context(load_settings())
     latest = ctx.sessions.create("Latest")
@@ -352,6 +527,45 @@ def test_unknown_session_in_the_url_falls_back_to_the_latest(data_dir: Path) -> 
     assert at.session_state["session_id"] == latest.id
     assert at.query_params["session"] == latest.id
     assert any("does not exist" in t for t in texts(at.toast))
+
+
+def test_export_buttons_and_import_into_another_data_folder(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag_core import exchange
+
+    seed(ORION, VEGA)
+    ctx = build_context(load_settings())
+    session = ctx.sessions.create("Orion questions")
+    ctx.chat.ask("Where did the Orion project launch?", session.id)
+    at = open_app(session=session.id)
+    assert {b.label for b in at.sidebar.get("download_button")} == {"⬇️ JSON", "⬇️ Markdown"}
+    exported = json.dumps(exchange.export_session(ctx, session.id)).encode()
+
+    monkeypatch.setenv("DOCENT_DATA_DIR", str(tmp_path / "elsewhere"))  # a fresh data folder, vega.txt only
+    seed(VEGA)
+    at = open_app()
+    assert not at.file_uploader  # the import box opens on demand: the page keeps a single drop zone
+    click(at, "import_open")
+    at.sidebar.file_uploader(key="import_file").set_value([("orion.docent.json", exported, "application/json")])
+    at.run()
+    assert not at.exception, at.exception
+    here = build_context(load_settings())
+    [imported] = [s for s in here.sessions.list() if s.name.startswith("Orion questions")]
+    assert at.session_state["session_id"] == imported.id
+    assert [m.name for m in at.chat_message] == ["user", "assistant"]
+    assert "Lisbon" in at.chat_message[-1].markdown[0].value
+    assert any("Imported 2 message(s)" in m for m in texts(at.success))
+    report = " ".join(texts(at.main.warning))  # above the imported chat
+    assert "Cited but not indexed here" in report and "orion.md" in report
+    assert "vega.txt" not in report  # indexed here, the same content
+
+    at.run()  # the file stays in the uploader: it is not imported again
+    assert len([s for s in here.sessions.list() if s.name.startswith("Orion questions")]) == 1
+
+    at.sidebar.file_uploader(key="import_file").set_value([("bad.json", b'{"docent_export": 99}', "application/json")])
+    at.run()
+    assert at.sidebar.error and len(here.sessions.list()) == 2
 
 
 # ============================================================================ settings
@@ -368,12 +582,11 @@ def test_settings_round_trip_keeps_keys_out_of_the_file(data_dir: Path) -> None:
     assert any("Settings saved" in s for s in texts(at.success))
     assert any("apply to new uploads" in s for s in texts(at.success))
 
-    at.text_input(key="openai_key_input").input("sk-test-typed-key-123456")
     at.text_input(key="cohere_key_input").input("cohere-typed-key-654321")
     at.form_submit_button[1].click().run()
     assert not at.exception, at.exception
-    assert at.text_input(key="openai_key_input").value == ""  # never shown back
-    assert any("entered in this browser session" in c for c in texts(at.caption))
+    assert at.text_input(key="cohere_key_input").value == ""  # never shown back
+    assert any("Cohere key: entered in this browser session" in c for c in texts(at.caption))
 
     saved = (data_dir / "settings.json").read_text()
     assert json.loads(saved)["top_k"] == 7 and json.loads(saved)["condense"] is False
@@ -384,15 +597,41 @@ def test_settings_round_trip_keeps_keys_out_of_the_file(data_dir: Path) -> None:
     assert again.number_input(key="setting_top_k").value == 7
     assert again.number_input(key="setting_chunk_size").value == 512
     assert again.toggle(key="setting_condense").value is False
-    assert any("OpenAI-compatible key: not set" in c for c in texts(again.caption))
+    assert any("Cohere key: not set" in c for c in texts(again.caption))
     assert load_settings().retrieval.top_k == 7
+
+
+def test_openai_fields_show_only_when_that_provider_is_chosen(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DOCENT_LLM_PROVIDER")
+    at = open_app("pages/settings.py")
+    keys = {w.key for w in at.text_input}
+    assert not {"setting_openai_base_url", "setting_openai_model", "openai_key_input"} & keys
+    assert not any("OpenAI" in c for c in texts(at.caption))
+
+    at.selectbox(key="setting_llm_provider").select("openai").run()
+    assert {"setting_openai_base_url", "setting_openai_model", "openai_key_input"} <= {w.key for w in at.text_input}
+    at.text_input(key="setting_openai_base_url").input("http://127.0.0.1:11434/v1")
+    at.form_submit_button[0].click().run()
+    assert not at.exception, at.exception
+    saved = json.loads((data_dir / "settings.json").read_text())
+    assert saved["llm_provider"] == "openai" and saved["openai_base_url"] == "http://127.0.0.1:11434/v1"
+
+    at.text_input(key="openai_key_input").input("sk-test-typed-key-123456")
+    at.form_submit_button[1].click().run()
+    assert at.text_input(key="openai_key_input").value == ""  # never shown back
+    assert any("OpenAI-compatible key: entered in this browser session" in c for c in texts(at.caption))
+    assert "typed-key" not in (data_dir / "settings.json").read_text()
+
+    at.selectbox(key="setting_llm_provider").select("extractive").run()
+    assert "setting_openai_base_url" not in {w.key for w in at.text_input}
 
 
 def test_every_other_setting_is_editable_under_advanced(data_dir: Path) -> None:
     at = open_app("pages/settings.py")
     widgets = [*at.selectbox, *at.number_input, *at.text_input, *at.toggle, *at.text_area]
     shown = {w.key.removeprefix("setting_") for w in widgets if (w.key or "").startswith("setting_")}
-    assert shown == set(form_fields())  # every setting but where state lives, the server and the keys
+    # every setting but where state lives, the server and the keys; the OpenAI ones with that provider
+    assert shown == set(form_fields()) - {"openai_base_url", "openai_model"}
     at.number_input(key="setting_llm_max_new_tokens").set_value(200)
     at.form_submit_button[0].click().run()
     assert load_settings().llm_max_new_tokens == 200
@@ -408,29 +647,11 @@ def test_rebuild_from_the_settings_page_asks_first(data_dir: Path) -> None:
     assert [d.name for d in build_context(load_settings()).ingestion.documents()] == ["orion.md"]
 
 
-def test_an_answer_shows_its_notices_and_sources() -> None:
-    def page() -> None:
-        from rag_core import Message
-        from ui.messages import render_answer
-
-        message = Message(
-            "assistant",
-            "It launched in **Lisbon**.",
-            condensed_question="Where did Orion launch?",
-            sources=[
-                {"file": "orion.pdf", "page": 3, "score": 0.8123, "text": "The Orion project launched in Lisbon."}
-            ],
-            meta={"notices": ["Cohere rerank was skipped (timed out); passages are in retrieval order."]},
-        )
-        render_answer(message, "Where?")
-
-    at = AppTest.from_function(page).run()
-    assert not at.exception, at.exception
-    assert at.markdown[0].value == "It launched in **Lisbon**."
-    assert any("Searched for: Where did Orion launch?" in c for c in texts(at.caption))
-    assert "Cohere rerank was skipped" in at.info[0].value
-    assert at.expander[0].label == "📄 orion.pdf · page 3 · score 0.81"
-    assert at.expander[0].text[0].value == "The Orion project launched in Lisbon."
+def test_the_theme_follows_the_users_choice() -> None:
+    theme = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())["theme"]
+    assert "base" not in theme  # no forced light theme: the browser's preference, or the user's choice
+    assert "backgroundColor" not in theme and "textColor" not in theme  # nothing that is only right in light
+    assert theme["light"]["primaryColor"] and theme["dark"]["primaryColor"]
 
 
 # ============================================================================ safe markdown

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import runpy
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,6 @@ from typing import Any
 import streamlit as st
 
 from rag_core import AppContext, DocentError, DocentSettings, IngestResult, Session, build_context, load_settings
-from ui.confirm import confirm
-from ui.jobs import sidebar_indicator
 from ui.markdown import escape_markdown
 
 CHAT_PAGE = "pages/chat.py"
@@ -69,7 +68,7 @@ def typed_keys() -> dict[str, str]:
 
 def current_settings() -> DocentSettings:
     """Defaults, then settings.json, then DOCENT_* variables, then the keys typed here."""
-    return load_settings(**typed_keys())
+    return load_settings(None, **typed_keys())
 
 
 def settings_fingerprint(settings: DocentSettings) -> str:
@@ -135,61 +134,30 @@ def select_session(session_id: str) -> None:
 
 
 def render_sidebar(ctx: AppContext) -> None:
-    """Sessions on every page: new, switch, rename, delete (after a confirmation)."""
-    current = current_session(ctx)
-    with st.sidebar:
-        st.subheader("Conversations")
-        if st.button("➕ New chat", key="new_chat", width="stretch"):
-            select_session(ctx.sessions.create(NEW_CHAT).id)
-            st.switch_page(CHAT_PAGE)
-        for session in ctx.sessions.list():
-            is_current = session.id == current.id
-            label = ("💬 " if is_current else "") + escape_markdown(session.name)
-            if st.button(
-                label, key=f"open_{session.id}", type="primary" if is_current else "secondary", width="stretch"
-            ):
-                select_session(session.id)
-                st.switch_page(CHAT_PAGE)
-        with st.expander("✏️ Rename or delete this chat"):
-            _manage_session(ctx, current)
-    sidebar_indicator(ctx)  # background uploads, start-up repairs (ui/jobs.py)
+    """The conversations, on every page (``ui.sidebar``; app.py calls it from here)."""
+    from ui.sidebar import render_sidebar as render  # ui.sidebar builds on this module
 
-
-def _manage_session(ctx: AppContext, session: Session) -> None:
-    name = st.text_input("Name", value=session.name, key=f"name_{session.id}", max_chars=120)
-    if st.button("Rename", key=f"rename_{session.id}", disabled=not name.strip() or name.strip() == session.name):
-        try:
-            ctx.sessions.rename(session.id, name)
-        except DocentError as e:
-            st.error(str(e))
-        else:
-            st.rerun()
-    if confirm(
-        f"delete_chat_{session.id}",
-        "🗑️ Delete this chat",
-        "Delete this chat and all its messages? This cannot be undone.",
-        "Delete",
-    ):
-        try:
-            ctx.sessions.delete(session.id)
-        except DocentError as e:
-            st.error(str(e))
-            return
-        st.session_state.pop(SESSION_ID, None)
-        st.query_params.pop("session", None)
-        st.rerun()
+    render(ctx)
 
 
 # ============================================================================ models and index
-def ensure_llm(ctx: AppContext) -> None:
-    """Assemble and load the local model behind a visible status, never silently."""
+def ensure_llm(ctx: AppContext) -> float:
+    """Assemble and load the local model behind a visible status, never silently.
+
+    Returns the seconds it waited for that (0 when the model was ready)."""
     if ctx.llm_ready or ctx.settings.llm_provider != "local":
-        return
+        return 0.0
+    started = time.perf_counter()
     with st.status("Loading the local model…", expanded=True) as status:
         step = st.empty()  # one line, updated: assembling reports each of its parts
         step.caption("The first time, the model is assembled from its parts: about a minute.")
-        ctx.llm(progress=lambda message: step.caption(escape_markdown(message)))
+
+        def report(message: str) -> None:
+            step.caption(escape_markdown(message))
+
+        ctx.llm(progress=report)
         status.update(label="The local model is ready", state="complete", expanded=False)
+    return time.perf_counter() - started
 
 
 def progress_bar(text: str = "Starting…") -> Callable[[str, float], None]:
@@ -238,16 +206,3 @@ def human_size(size: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{size} B"
-
-
-def source_label(source: dict[str, Any]) -> str:
-    """``file · page 3 · score 0.82``, escaped for use as an expander label."""
-    parts = [str(source.get("file") or "unknown file")]
-    page = source.get("page_label") or source.get("page")
-    if page not in (None, ""):
-        parts.append(f"page {page}")
-    elif source.get("heading"):
-        parts.append(str(source["heading"]))
-    if source.get("score") is not None:
-        parts.append(f"score {float(source['score']):.2f}")
-    return "📄 " + escape_markdown(" · ".join(parts))

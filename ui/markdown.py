@@ -10,13 +10,16 @@ tracking pixel that leaks what was asked), and Streamlit's own directives (``:re
   (for labels and captions).
 - ``inert_markdown`` keeps an answer's formatting (lists, bold, code) but neutralises
   HTML, images, links to anything but http(s)/mailto, directives and math. Code spans
-  and fenced blocks are left alone: nothing inside them is interpreted.
+  and fenced blocks are left alone: nothing inside them is interpreted. Given ``cite``,
+  it turns the answer's citation markers (``[1]``, ``[2, 3]``) into links that this app
+  writes itself (the model's text never chooses where a link goes).
 """
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 
 _CODE = re.compile(
     r"(^[ \t]*(?P<fence>`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*(?P=fence)[ \t]*$|\Z)"  # fenced block (maybe unclosed)
@@ -28,6 +31,7 @@ _REF_DEFINITION = re.compile(r"^([ ]{0,3})\[(?=[^\]\n]+\]:)", re.M)
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
 _PUNCTUATION = re.compile(r"([\\`*_{}\[\]()|~$])")
 _LINE_START = re.compile(r"^([ \t]*)(\d+)?([#>+=.)-])", re.M)  # headings, quotes, lists
+_CITATION = re.compile(r"(?<!\\)\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\](?![(\[])")  # [1] or [1, 3], not a link
 
 
 def escape_markdown(text: str) -> str:
@@ -38,23 +42,38 @@ def escape_markdown(text: str) -> str:
     return _neutralise_prose_html(text)
 
 
-def inert_markdown(text: str) -> str:
-    """Model output as Markdown with nothing active left in it (see the module docstring)."""
+def inert_markdown(text: str, cite: Callable[[int], str | None] | None = None) -> str:
+    """Model output as Markdown with nothing active left in it (see the module docstring).
+
+    ``cite(n)`` gives the address a citation marker ``[n]`` links to (None: no link)."""
     out, pos = [], 0
     for match in _CODE.finditer(text):
-        out.append(_inert_prose(text[pos : match.start()]))
+        out.append(_inert_prose(text[pos : match.start()], cite))
         out.append(match.group(0))
         pos = match.end()
-    out.append(_inert_prose(text[pos:]))
+    out.append(_inert_prose(text[pos:], cite))
     return "".join(out)
 
 
-def _inert_prose(text: str) -> str:
+def _link_citations(text: str, cite: Callable[[int], str | None]) -> str:
+    def one(n: str) -> str:
+        href = cite(int(n))
+        return f"[{n}]({href})" if href else n
+
+    def marker(match: re.Match[str]) -> str:
+        numbers = re.split(r"\s*,\s*", match.group(1))
+        return "\\[" + ", ".join(one(n) for n in numbers) + "\\]"
+
+    return _CITATION.sub(marker, text)
+
+
+def _inert_prose(text: str, cite: Callable[[int], str | None] | None = None) -> str:
     text = _LINK.sub(_safe_link, text)
     text = text.replace("![", "!\\[")
     text = _REF_DEFINITION.sub(r"\1\\[", text)
     text = text.replace("$", "\\$")
-    return _neutralise_prose_html(text)
+    text = _neutralise_prose_html(text)
+    return _link_citations(text, cite) if cite else text
 
 
 def _neutralise_prose_html(text: str) -> str:

@@ -1,0 +1,104 @@
+"""A fake OpenAI-compatible endpoint on 127.0.0.1, for browser tests that need what the
+offline extractive model does not do: an answer that cites its sources as ``[1]``, and one
+slow enough to be stopped while it streams.
+
+The Docent server under test uses it as its ``openai`` provider (a loopback base URL needs
+no key). It answers from the numbered sources in the prompt's ``<documents>``, like the extractive
+model, but word by word with ``delay`` seconds between words, with the number of the source each
+sentence came from, and ``padding`` sentences to make it as long as a test needs. A non-streamed call (the rewrite of a follow-up) gets a
+standalone question about Orion's budget.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+
+DOCUMENTS = re.compile(r"<documents>\n(.*?)\n</documents>\s*(.*)\Z", re.S)
+SOURCE = re.compile(r"^\[(\d+)\] [^\n]*\n", re.M)  # "[1] orion.pdf, page 1", then the passage's lines
+WORDS = re.compile(r"\w+")
+PADDING = "That is what the cited passages say about it."
+
+
+def cited_answer(prompt: str, sentences: int = 2, padding: int = 1) -> str:
+    """The ``sentences`` sentences of the numbered sources sharing most words with the
+    question, each followed by its source's number; padded, so that it streams long."""
+    found = DOCUMENTS.search(prompt)
+    if not found:
+        return "The documents don't say."
+    documents, question = found.groups()
+    asked = {w.lower() for w in WORDS.findall(question) if len(w) > 3}
+    scored = []
+    starts = list(SOURCE.finditer(documents))
+    for i, head in enumerate(starts):
+        body = documents[head.end() : starts[i + 1].start() if i + 1 < len(starts) else len(documents)]
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", body):
+            words = {w.lower() for w in WORDS.findall(sentence)}
+            if sentence.strip() and sentence.strip() != "…":
+                scored.append((len(asked & words), -int(head.group(1)), sentence.strip().rstrip("."), head.group(1)))
+    best = sorted(scored, reverse=True)[:sentences]
+    if not best:
+        return "The documents don't say."
+    return " ".join(f"{s} [{n}]." for _, _, s, n in best) + " " + " ".join([PADDING] * padding)
+
+
+class FakeOpenAI(BaseHTTPRequestHandler):
+    delay: ClassVar[float] = 0.0  # seconds between streamed words
+    padding: ClassVar[int] = 1  # times the answer ends with PADDING (more: a longer answer)
+    requests: ClassVar[list[dict]] = []
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+        type(self).requests.append(body)
+        messages = body.get("messages") or []
+        last = next((str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+        if not body.get("stream"):
+            text = "What was the budget of the Orion project?"
+            reply = {"role": "assistant", "content": text}
+            return self._json({"id": "c", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                               "choices": [{"index": 0, "message": reply, "finish_reason": "stop"}]})  # fmt: skip
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        try:
+            for word in re.findall(r"\S+\s*", cited_answer(last, padding=self.padding)):
+                time.sleep(self.delay)
+                chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": body.get("model"),
+                         "choices": [{"index": 0, "delta": {"role": "assistant", "content": word}}]}  # fmt: skip
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+        except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: Stop was pressed
+            pass
+        return None
+
+    def _json(self, obj: dict) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextmanager
+def fake_openai(delay: float = 0.0) -> Iterator[str]:
+    """Serve the fake endpoint; yields its base URL (``http://127.0.0.1:PORT/v1``)."""
+    FakeOpenAI.delay, FakeOpenAI.padding, FakeOpenAI.requests = delay, 1, []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeOpenAI)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
