@@ -8,8 +8,6 @@ every answer on screen is drawn the same way, from the session.
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
 from rag_core import AppContext, DocentError, Message, Session
@@ -47,20 +45,13 @@ def scope_line(scope: list[str], names: list[str]) -> str:
     return f"Searching {len(scope)} of {len(names)} documents: {shown}{more}"
 
 
-def summaries(ctx: AppContext, session_id: str) -> list[Any]:
-    """The summaries of the session's older turns (``text``, ``upto_message_id``), once the
-    engine writes them (``ctx.sessions.summaries``, the lead's part of issue 13)."""
-    read = getattr(ctx.sessions, "summaries", None)
-    return list(read(session_id)) if callable(read) else []
-
-
 def render_history(ctx: AppContext, session: Session, messages: list[Message], *, replacing: bool) -> None:
     """The conversation; the turns a summary stands for, collapsed under it.
 
     ``replacing``: the last answer is being written again, so it is left out."""
     if replacing and messages and messages[-1].role == "assistant":
         messages = messages[:-1]
-    summary = max(summaries(ctx, session.id), key=lambda s: s.upto_message_id, default=None)
+    summary = max(ctx.sessions.summaries(session.id), key=lambda s: s.upto_message_id, default=None)
     upto = summary.upto_message_id if summary else None
     older = [m for m in messages if upto is not None and m.id is not None and m.id <= upto]
     if older:
