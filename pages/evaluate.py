@@ -1,9 +1,11 @@
-"""Evaluate: how often retrieval finds the right document for a file of questions.
+"""Evaluate: how often retrieval finds the right document for a file of questions, and,
+in the answer mode, how often the chat's answer holds the gold figure.
 
 The same measurement as ``python -m rag_core eval`` (``rag_core.evaluation.run_eval``),
-over the documents already indexed here instead of a corpus folder. Retrieval only: no
-answer is generated. The questions file and the figures are described in
-docs/evaluation.md. The last result is kept in ``st.session_state`` across reruns.
+over the documents already indexed here instead of a corpus folder. The retrieval modes
+generate no answer; ``answer`` asks each question through the chat's own path with the
+configured LLM. The questions file and the figures are described in docs/evaluation.md.
+The last result is kept in ``st.session_state`` across reruns.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from rag_core import AppContext, DocentError, DocumentRecord
-from rag_core.evaluation import MODES, EvalQuestion, file_matches, parse_questions, run_eval
+from rag_core.evaluation import ANSWER, KNOWN_MODES, MODES, EvalQuestion, file_matches, parse_questions, run_eval
 from ui.common import UPLOAD_PAGE, ensure_llm, ensure_routed, mismatch_notice, progress_bar, require_context
 from ui.markdown import escape_markdown
 
@@ -32,6 +34,11 @@ COLUMNS = {
     "rewrite_f1": "rewrite F1",
     "false_refusals": "false refusals",
     "correct_refusals": "correct refusals",
+    "answer_accuracy": "answer accuracy",
+    "answer_accuracy_page_retrieved": "accuracy, page retrieved",
+    "citation_page": "cited gold page",
+    "refusal_rate": "refused (unanswerable)",
+    "false_refusal_rate": "refused (answerable)",
 }
 
 FORMAT_HELP = """
@@ -52,7 +59,8 @@ Questions without `gold_files` are not counted in recall and MRR.
 
 MODES_HELP = (
     "raw: the question as typed. condensed: the question rewritten from its history by the "
-    "LLM, as the chat does. gold: the `gold_rewrite` (the best a rewrite could do)."
+    "LLM, as the chat does. gold: the `gold_rewrite` (the best a rewrite could do). answer: each "
+    "question asked through the chat with the configured LLM, its answer scored against `gold_answer`."
 )
 
 
@@ -120,7 +128,8 @@ def run(ctx: AppContext, questions: list[EvalQuestion], name: str, k: int, limit
     """Run the evaluation and keep its result (and the per-question details) in session_state."""
     details: list[dict[str, Any]] = []
     try:
-        if "condensed" in modes and ctx.settings.condense and any(q.history for q in questions[: limit or None]):
+        follow_ups = any(q.history for q in questions[: limit or None])
+        if ANSWER in modes or ("condensed" in modes and ctx.settings.condense and follow_ups):
             ensure_llm(ctx)  # the local model loads behind a visible status, not inside the run
         result = run_eval(
             ctx,
@@ -172,8 +181,10 @@ def show_result(saved: dict[str, Any]) -> None:
     st.caption(
         "recall@k: share of questions with a gold file among the top k sources. MRR: mean of 1/rank of the "
         "first such source. answer recall: the gold answer is in the retrieved text. rewrite F1: the rewrite "
-        "against gold_rewrite. false refusals: nothing retrieved for an answerable question. "
-        "See docs/evaluation.md."
+        "against gold_rewrite. false refusals: nothing retrieved for an answerable question. answer accuracy: "
+        "the gold answer (its figures, number formats normalised) is in the chat's answer; accuracy, page "
+        "retrieved: the same over questions whose gold page was among the sources. cited gold page: a cited "
+        "source is a gold page. refused: the answer says the documents don't cover it. See docs/evaluation.md."
     )
     details = "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in saved["details"])
     st.download_button(
@@ -193,7 +204,8 @@ ctx = require_context()
 st.title("📏 Evaluate")
 st.caption(
     "How often retrieval finds the right document for your questions, over the documents indexed "
-    "here: the same measurement as `python -m rag_core eval`. No answer is generated."
+    "here: the same measurement as `python -m rag_core eval`. The answer mode also asks the model and "
+    "scores its answers."
 )
 if mismatch_notice(ctx):
     st.stop()
@@ -221,7 +233,14 @@ with left:
     k = st.number_input("Sources per question (k)", min_value=1, max_value=20, value=5, step=1, key="eval_k")
 with right:
     limit = st.number_input("Only the first N questions (0 = all)", min_value=0, value=0, step=1, key="eval_limit")
-modes = st.multiselect("Modes", list(MODES), default=list(MODES), key="eval_modes", help=MODES_HELP)
+modes = st.multiselect("Modes", list(KNOWN_MODES), default=list(MODES), key="eval_modes", help=MODES_HELP)
+if chosen and ANSWER in modes:
+    asked = len(chosen[0][: limit or None])
+    st.warning(
+        f"answer asks the model once per question ({asked} here): 15-40 s each with the local model on "
+        "2 cores. Try it on the first few questions (N above) first.",
+        icon="⏱️",
+    )
 if chosen and "condensed" in modes:
     follow_ups = sum(1 for q in chosen[0][: limit or None] if q.history)
     if follow_ups and ctx.settings.condense:

@@ -115,6 +115,37 @@ def test_evaluate_page_measures_the_indexed_documents() -> None:
     assert all(not m.allow_html for m in at.markdown)
 
 
+def test_the_answer_mode_asks_the_chat_and_shows_answer_accuracy() -> None:
+    seed(ORION, VEGA)
+    rows = [
+        {
+            "id": "a1",
+            "question": "How many euros was the Orion budget?",
+            "gold_files": ["orion.md"],
+            "gold_answer": "4 million euros",
+        },
+        {
+            "id": "a2",
+            "question": "How many engineers built it, the Vega telescope?",
+            "gold_files": ["vega.txt"],
+            "gold_answer": "41",
+        },  # the document says 40: a wrong gold answer must score as wrong
+    ]
+    at = upload_questions(open_app(PAGE), jsonl(rows))
+    assert "answer" in at.multiselect(key="eval_modes").options
+    at.multiselect(key="eval_modes").set_value(["raw", "answer"]).run()
+    assert any("answer asks the model once per question (2 here)" in w for w in texts(at.warning))
+    at = click(at, "eval_run")
+    assert not at.error
+    got = table(at)
+    assert list(got) == ["raw", "answer"]
+    # the extractive provider answers with the best sentence: "4 million euros" is in it, "41" is not
+    assert got["answer"]["answer accuracy"] == 0.5
+    assert math.isnan(got["raw"]["answer accuracy"])  # the retrieval modes generate no answer
+    answers = [d["answer"]["answer"] for d in at.session_state["eval_result"]["details"]]
+    assert "4 million euros" in answers[0] and "vega.txt" in answers[1]
+
+
 def test_limit_and_gold_files_that_are_not_indexed() -> None:
     seed(ORION, VEGA)
     rows = [*QUESTIONS, {"question": "What is in the annex?", "gold_files": ["annex.pdf"]}]
