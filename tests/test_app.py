@@ -443,7 +443,7 @@ def test_follow_up_questions_under_the_latest_answer(data_dir: Path) -> None:
 
 
 def test_long_conversations_show_the_summary_of_older_turns(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DOCENT_MEMORY_TOKEN_LIMIT", "120")
+    monkeypatch.setenv("DOCENT_MEMORY_TOKEN_LIMIT", "60")
     seed(ORION, VEGA)
     at = open_app()
     for question in (
@@ -495,6 +495,23 @@ def test_sessions_new_switch_rename_delete(data_dir: Path) -> None:
     click(at, f"delete_chat_{first}_yes")
     assert [s.id for s in build_context(load_settings()).sessions.list()] == [second]
     assert at.session_state["session_id"] == second and at.query_params["session"] == second
+
+
+def test_new_chat_never_hands_out_an_empty_chat_open_in_another_tab(data_dir: Path) -> None:
+    seed(ORION)
+    one = open_app()
+    click(one, "new_chat")
+    theirs = one.session_state["session_id"]
+    assert not stored(theirs)  # empty: the first person has not asked yet
+    two = open_app()  # another tab opens the most recent chat: the first person's empty one
+    assert two.session_state["session_id"] == theirs
+    click(two, "new_chat")
+    mine = two.session_state["session_id"]
+    assert mine != theirs  # a chat of its own, not the one open in the first tab
+    click(two, "new_chat")  # its own empty chat is reused
+    assert two.session_state["session_id"] == mine
+    ask(two, "What was the budget?")
+    assert stored(theirs) == [] and [m.role for m in stored(mine)] == ["user", "assistant"]
 
 
 def test_the_chat_list_is_grouped_by_day_and_searchable(data_dir: Path) -> None:

@@ -13,7 +13,7 @@ import re
 
 import streamlit as st
 
-from rag_core import AppContext, DocentError, Session, exchange
+from rag_core import AppContext, DocentError, Session, export_markdown, export_session, import_session
 from ui.common import CHAT_PAGE, select_session
 from ui.markdown import escape_markdown
 
@@ -32,10 +32,10 @@ def export_buttons(ctx: AppContext, session: Session) -> None:
     stem = file_stem(session.name)
 
     def as_json() -> bytes:
-        return json.dumps(exchange.export_session(ctx, session.id), ensure_ascii=False, indent=2).encode()
+        return json.dumps(export_session(ctx, session.id), ensure_ascii=False, indent=2).encode()
 
     def as_markdown() -> bytes:
-        return exchange.export_markdown(ctx, session.id).encode()
+        return export_markdown(ctx, session.id).encode()
 
     left, right = st.columns(2)
     left.download_button(
@@ -71,7 +71,7 @@ def import_box(ctx: AppContext) -> None:
         done = st.session_state.get(IMPORTED)
         if upload is not None and (done is None or done["file"] != upload.file_id):
             try:
-                report = exchange.import_session(ctx, upload.getvalue())
+                report = import_session(ctx, upload.getvalue())
             except DocentError as e:
                 st.session_state[IMPORTED] = {"file": upload.file_id, "error": str(e)}
             else:

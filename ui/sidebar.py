@@ -1,7 +1,8 @@
 """The conversations in the sidebar: new, search, switch (grouped by day), rename, export,
 delete, import.
 
-"New chat" reuses an empty "New chat" instead of adding another; chats are grouped under
+"New chat" in an empty chat that this tab made stays in it instead of adding another (an
+empty chat this tab merely opened may be someone else's, open in their tab); chats are grouped under
 Today, Yesterday, the weekday or the date of their last message, and a name that occurs
 more than once shows its time.
 """
@@ -21,6 +22,7 @@ from ui.jobs import sidebar_indicator
 from ui.markdown import escape_markdown
 
 SEARCH = "chat_search"
+MADE_HERE = "chats_made_here"  # ids of the chats this tab's "New chat" created
 
 
 def render_sidebar(ctx: AppContext) -> None:
@@ -28,7 +30,7 @@ def render_sidebar(ctx: AppContext) -> None:
     with st.sidebar:
         st.subheader("Conversations")
         if st.button("➕ New chat", key="new_chat", width="stretch"):
-            select_session(new_chat(ctx).id)
+            select_session(new_chat(ctx, current).id)
             st.switch_page(CHAT_PAGE)
         query = st.text_input(
             "Search chats", key=SEARCH, placeholder="🔍 Search chats", label_visibility="collapsed"
@@ -64,12 +66,16 @@ def _session_button(session: Session, current: Session, repeated: set[str]) -> N
         st.switch_page(CHAT_PAGE)
 
 
-def new_chat(ctx: AppContext) -> Session:
-    """The most recent "New chat" that has no message yet, else a new one."""
-    for session in ctx.sessions.list():
-        if session.name == NEW_CHAT and not ctx.sessions.messages(session.id):
-            return session
-    return ctx.sessions.create(NEW_CHAT)
+def new_chat(ctx: AppContext, current: Session) -> Session:
+    """The current chat if this tab created it and it has no message yet, else a new one. An
+    empty chat this tab did not create is not reused: it may be open in another tab (a new tab
+    opens the most recent chat), and two people would write into one conversation."""
+    made = st.session_state.setdefault(MADE_HERE, set())
+    if current.id in made and current.name == NEW_CHAT and not ctx.sessions.messages(current.id):
+        return current
+    session = ctx.sessions.create(NEW_CHAT)
+    made.add(session.id)
+    return session
 
 
 def matches(name: str, query: str) -> bool:

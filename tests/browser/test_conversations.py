@@ -30,7 +30,7 @@ GUIDE = (
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory):
     workdir = tmp_path_factory.mktemp("docent-conversations")
-    env = {"DOCENT_LLM_PROVIDER": "extractive", "DOCENT_EMBED_PROVIDER": "hash", "DOCENT_MEMORY_TOKEN_LIMIT": "150"}
+    env = {"DOCENT_LLM_PROVIDER": "extractive", "DOCENT_EMBED_PROVIDER": "hash", "DOCENT_MEMORY_TOKEN_LIMIT": "80"}
     files = [("orion.pdf", ORION_PDF), ("vega.pdf", VEGA_PDF), ("pump-guide.md", GUIDE)]
     srv = start_seeded_server(workdir, env, files)
     yield srv
