@@ -10,14 +10,33 @@ to the sign-in page alone.
 """
 
 import contextlib
+import sys
 
 import streamlit as st
 
-from rag_core import DocentError
-from ui.auth import may_enter, render_account, sign_in_page
-from ui.common import CHAT_PAGE, EVALUATE_PAGE, SETTINGS_PAGE, UPLOAD_PAGE, get_context, render_sidebar, run_page
-
 st.set_page_config(page_title="Docent", page_icon="📚")
+# The first run of a fresh server imports LlamaIndex, Chroma and the model runtimes: seconds on
+# 2 cores. Say so at once instead of a blank page; the page replaces it when they are in.
+starting = st.empty() if "rag_core" not in sys.modules else None
+if starting is not None:
+    with starting.container():
+        st.title("📚 Docent")
+        st.caption("Starting: loading the search and model libraries (a few seconds, once per server start)…")
+
+from rag_core import DocentError  # noqa: E402 (after the starting line, on purpose)
+from ui.auth import may_enter, render_account, sign_in_page  # noqa: E402
+from ui.common import (  # noqa: E402
+    CHAT_PAGE,
+    EVALUATE_PAGE,
+    SETTINGS_PAGE,
+    UPLOAD_PAGE,
+    get_context,
+    render_sidebar,
+    run_page,
+)
+
+if starting is not None:
+    starting.empty()
 if may_enter():
     navigation = st.navigation(
         [

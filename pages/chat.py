@@ -145,6 +145,13 @@ def answer(ctx: AppContext, session: Session, messages: list[Message], request: 
     st.rerun()  # draw it from the session, with its controls (or the failure, with Retry)
 
 
+@st.fragment(run_every=2)
+def model_loading(ctx: AppContext) -> None:
+    """A line saying the local model is loading in the background, gone once it is ready."""
+    if ctx.models.loading:
+        st.caption(f"⏳ Loading the local model in the background: {escape_markdown(ctx.models.loading)}")
+
+
 ensure_routed()
 ctx = require_context()
 session = current_session(ctx)
@@ -162,6 +169,8 @@ header.caption(
 )
 mismatch_notice(ctx)
 import_report(session.id)
+if names and ctx.settings.llm_provider == "local" and ctx.models.preload():
+    model_loading(ctx)  # in the background: the page is usable, the first answer waits less
 
 wait_for_answer()  # an answer a click interrupted is stored by its own run, maybe still now
 messages = ctx.sessions.messages(session.id)

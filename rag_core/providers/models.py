@@ -7,6 +7,7 @@ asks it for the models when it answers. One loader per context, shared by every 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -18,6 +19,7 @@ from rag_core.providers.rerank import build_reranker
 from rag_core.settings import DocentSettings
 
 _UNSET = object()
+logger = logging.getLogger(__name__)
 
 
 class ModelLoader:
@@ -33,6 +35,8 @@ class ModelLoader:
         self._reranker_built = reranker is not _UNSET
         self._lock = threading.Lock()
         self.load_seconds = 0.0  # how long building and loading the LLM took, once
+        self.loading = ""  # what a background load (``preload``) is doing now; "" when idle
+        self._preload: threading.Thread | None = None
 
     def llm(self, progress: ProgressFn | None = None) -> LLM:
         """The LLM, built and loaded on first use (assembling the local model if needed)."""
@@ -50,6 +54,28 @@ class ModelLoader:
             self._loaded = True
             self.load_seconds = time.perf_counter() - started
             return self._llm
+
+    def preload(self) -> bool:
+        """Start building and loading the LLM in a background thread, once, so that the first
+        question does not wait for it; ``loading`` says what it is doing. An answer asked
+        meanwhile waits for the same load (the lock), never loads twice. A failed load is
+        logged and left to the first answer, which reports it. Returns True if a load runs."""
+        with self._lock:
+            if self._loaded or (self._preload is not None and self._preload.is_alive()):
+                return not self._loaded
+            self.loading = "Starting…"
+
+            def work() -> None:
+                try:
+                    self.llm(progress=lambda message: setattr(self, "loading", message))
+                except Exception as e:  # reported again, with its fix, by the first answer
+                    logger.warning("loading the model in the background failed: %s", type(e).__name__)
+                finally:
+                    self.loading = ""
+
+            self._preload = threading.Thread(target=work, name="docent-model-preload", daemon=True)
+            self._preload.start()
+            return True
 
     @property
     def llm_ready(self) -> bool:
