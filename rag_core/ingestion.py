@@ -117,8 +117,9 @@ class _ChunkContext(TransformComponent):
     """Each chunk of a PDF page carries, in its metadata ``context``, the title and the table
     header lines of its page that come before it ("CONDENSED CONSOLIDATED STATEMENTS OF
     OPERATIONS | (In millions) | Three Months Ended | June 25, | 2022 ..."): a chunk cut from the
-    middle of a table keeps its statement and its period columns, for the embedding, for
-    keyword search and for the answering model."""
+    middle of a table keeps its statement and its period columns for the answering model.
+    Not for search: in the embedding and the keyword index it cost the right page on precise
+    questions (SEC shapes page recall 0.875 → 0.625, docs/evaluation.md)."""
 
     texts: dict[str, str]  # page Document id -> its text
 
@@ -133,6 +134,9 @@ class _ChunkContext(TransformComponent):
             context = chunk_context(lines, own)
             if context:
                 node.metadata["context"] = context
+                for keys in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
+                    if "context" not in getattr(node, keys):  # new lists: nodes may share one
+                        setattr(node, keys, [*getattr(node, keys), "context"])
         return nodes
 
 

@@ -183,7 +183,8 @@ class DocentSettings(BaseModel):
     chunk_context: bool = Field(
         default=True,
         description="Each chunk of a PDF page carries its page's title and the table header lines above it (the "
-        "statement, the units, the period columns), for search and for the answering model (applies to new uploads).",
+        "statement, the units, the period columns) for the answering model; search does not read it (applies to "
+        "new uploads).",
     )
 
     # --- retrieval: top-k, cut-off, mode and the switches (nested) -----------

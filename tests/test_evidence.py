@@ -40,6 +40,12 @@ def test_a_table_row_is_written_out_with_its_columns_and_unit():
     # figures that do not fit the columns are left alone
     assert label_row("Total net sales 82,959 81,434", labels, "") == "Total net sales 82,959 81,434"
     assert columns(["Revenue by segment"]) is None
+    # a row a chunk boundary cut inside a figure is not a row of figures: never labelled
+    two = columns(["Three Months Ended", "June 25,", "2022", "June 26,", "2021"])
+    assert two and len(two) == 2
+    assert label_row("Line item 40 1,0", two, "") == "Line item 40 1,0"
+    assert label_row("Line item 40 1,040 2,040", two, "") == "Line item 40 1,040 2,040"  # three figures
+    assert label_row("Line item 1,040 2,040", two, "").startswith("Line item: Three Months Ended June 25, 2022: 1,040")
 
 
 def test_evidence_keeps_the_lines_that_answer_within_the_budget_and_numbers_the_sources():

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-_FIGURE = r"\(?-?\$?\s?\d[\d,]*(?:\.\d+)?\)?%?|—|-"
+_FIGURE = r"\(?-?\$?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?%?|—|-"  # "1,0": a row cut short, no figure
 _ROW = re.compile(rf"^(?P<label>.*?[A-Za-z)][^\d$()—]*?)\s+(?P<figures>(?:(?:\$\s?)?(?:{_FIGURE})\s*)+)$")
 _ONE_FIGURE = re.compile(rf"(?:\$\s?)?(?:{_FIGURE})")
 _GROUP = re.compile(

@@ -30,7 +30,7 @@ def corpus_key(corpus: Path, settings: DocentSettings) -> str:
         "chunk_overlap": settings.chunk_overlap,
     }
     if settings.chunk_context:  # added later: off, the key stays what it was before the switch existed
-        shape["chunk_context"] = True
+        shape["chunk_context"] = "answer"  # for the answering model only (not embedded)
     h.update(json.dumps(shape, sort_keys=True).encode())
     for path, name in iter_inputs([corpus]):
         st = path.stat()
