@@ -146,7 +146,10 @@ def register_cli(sub: Any) -> None:
     )
     s.add_argument("pdfs", nargs="*", help="PDF files: only time parsing, embedding (and --llm) on them")
     s.add_argument("--docs", help="folder of PDFs to ingest and ask about (default: the shared SEC 10-Q filings)")
-    s.add_argument("--questions", help="figures.jsonl (scripts/build_figure_gold.py); default: built from ../shared")
+    s.add_argument(
+        "--questions",
+        help="figure questions with gold answers (JSONL); default: the answerable ones of tests/data/sec_shapes.jsonl",
+    )
     s.add_argument("--questions-n", type=int, default=10, help="first-turn questions timed (default 10)")
     s.add_argument("--max-new-tokens", type=int, default=64, help="answer length cap, the same on every path")
     s.add_argument("--quick", action="store_true", help="a few minutes: 5 PDFs, 3 questions, 10k chunks, one start")

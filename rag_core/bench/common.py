@@ -36,9 +36,17 @@ def sec_docs(docs: Path | None) -> Path:
     return shared / "sec10q" / "data" / "v1" / "docs"
 
 
+SHAPES = ROOT / "tests" / "data" / "sec_shapes.jsonl"  # figure questions written over the SEC filings
+
+
 def figure_questions(path: Path | None, limit: int) -> list[dict[str, Any]]:
-    """SEC 10-Q questions whose answer is a figure, with gold pages (``scripts/build_figure_gold.py``):
-    from ``path`` (figures.jsonl), or built now from the shared set into a temporary folder."""
+    """SEC 10-Q questions whose answer is a figure, with gold pages: from ``path`` (figures.jsonl
+    of ``scripts/build_figure_gold.py``, or any such file); by default the answerable questions
+    of ``tests/data/sec_shapes.jsonl`` (one figure each, asked for a stated period: the shape
+    users ask), else built now from the shared set into a temporary folder."""
+    if path is None and SHAPES.exists():
+        rows = [json.loads(line) for line in SHAPES.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [r for r in rows if r.get("answerable", True) and r.get("gold_answer")][:limit]
     if path is None:
         shared = shared_eval_dir()
         if shared is None:

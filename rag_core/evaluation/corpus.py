@@ -23,7 +23,7 @@ READY_MARKER = "eval-ready.json"
 def corpus_key(corpus: Path, settings: DocentSettings) -> str:
     """Hash of the corpus file list (names, sizes, mtimes) and the settings that shape the index."""
     h = hashlib.sha256()
-    shape = {
+    shape: dict[str, object] = {
         "v": CACHE_VERSION,
         "embed": settings.embed_provider,
         "chunk_size": settings.chunk_size,
