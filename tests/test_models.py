@@ -28,18 +28,20 @@ class SlowLoad(ScriptedLLM):
 def test_preload_loads_once_in_the_background_and_an_answer_waits_for_it(make_settings):
     llm = SlowLoad()
     models = ModelLoader(make_settings(), llm=llm)
-    assert models.preload() is True
-    assert models.loading and not models.llm_ready  # loading, the page is not held up
-    assert models.preload() is True  # a second page run starts nothing new
-
     got: list[object] = []
     asking = threading.Thread(target=lambda: got.append(models.llm()))  # a question meanwhile
-    asking.start()
-    asking.join(0.2)
-    assert asking.is_alive() and not got  # it waits for the load under way
-    llm.gate.set()
+    try:
+        assert models.preload() is True
+        assert models.loading and not models.llm_ready  # loading, the page is not held up
+        assert models.preload() is True  # a second page run starts nothing new
+        asking.start()
+        asking.join(0.2)
+        assert asking.is_alive() and not got  # it waits for the load under way
+    finally:
+        llm.gate.set()  # whatever failed above, the load is never left waiting
     asking.join(30)
     assert got == [llm] and models.llm_ready and llm.loads == 1  # loaded once, for both
+    assert models._preload is not None
     models._preload.join(30)
     assert models.loading == "" and models.preload() is False  # nothing left to do
 
