@@ -10,14 +10,17 @@ about its net sales), then other figure questions (``tests/data/sec_shapes.jsonl
 ``tests/data/elliptical_sec.jsonl``) until the history has long passed the memory limit, and
 last "What net income did you give me for Apple earlier in this conversation?". Only the
 session's memory holds which quarter "earlier" was: the documents hold Apple's net income for
-four quarters. Prints whether the last answer holds turn 2's figure, what the session's
-summary says, and the prompt the model read (tokens).
+four quarters. Prints whether the last answer repeats the figure turn 2 gave (the memory) and
+whether that is the filing's figure (the model), what the session's summary says, and the
+prompt the model read (tokens). Run it with a low ``DOCENT_MEMORY_TOKEN_LIMIT`` (600) so that
+turn 2 is folded into the summary long before the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -28,6 +31,7 @@ FIRST = "What were Apple's total net sales for the quarter ended June 25, 2022?"
 SECOND = "What was Apple's net income for the quarter ended June 25, 2022?"
 SECOND_FIGURE = "$19,442 million"  # the filing's figure, read off 2022 Q3 AAPL.pdf
 LAST = "What net income did you give me for Apple earlier in this conversation?"
+_MONEY = re.compile(r"\$\s?\d[\d,]*(?:\.\d+)?(?:\s(?:million|billion))?")
 
 
 def fillers(n: int) -> list[str]:
@@ -60,18 +64,22 @@ def main() -> int:
         turns.append({"turn": n, "question": question, "answer": turn.answer, "timings": turn.timings})
         print(f"[{n}/{len(questions)}] {question}\n    {turn.answer[:160]}", file=sys.stderr, flush=True)
     summaries = ctx.sessions.summaries(session)
+    turn_2_answer_id = ctx.sessions.messages(session)[3].id or 0  # question, answer, question, answer
+    given = "; ".join(_MONEY.findall(turns[1]["answer"]))  # the figure(s) turn 2 gave
     result = {
         "turns": len(questions),
         "second_turn_answer": turns[1]["answer"],
         "second_turn_right": answer_correct(turns[1]["answer"], SECOND_FIGURE),
         "last_answer": turns[-1]["answer"],
+        "last_repeats_turn_2": bool(given) and answer_correct(turns[-1]["answer"], given),
         "last_right": answer_correct(turns[-1]["answer"], SECOND_FIGURE),
+        "turn_2_folded_into_summary": bool(summaries) and summaries[-1].upto_message_id >= turn_2_answer_id,
         "summaries_written": len(summaries),
         "summary": summaries[-1].text if summaries else None,
         "last_prompt_tokens": turns[-1]["timings"].get("prompt_tokens"),
     }
     print(json.dumps(result, ensure_ascii=False) if args.json else json.dumps(result, indent=2, ensure_ascii=False))
-    return 0 if result["last_right"] else 1
+    return 0 if result["last_repeats_turn_2"] else 1
 
 
 if __name__ == "__main__":
