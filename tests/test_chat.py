@@ -293,6 +293,35 @@ def test_a_question_about_something_no_document_names_is_not_answered_from_a_nei
     assert indexed.chat.ask("How many litres per minute does the Zephyr pump deliver?").sources  # a known name
 
 
+def test_a_summary_line_keeps_the_subject_and_the_figure_not_the_lead_in():
+    from rag_core.chat.service import count_tokens
+    from rag_core.chat.summary import compact, digest
+    from rag_core.store import Message
+
+    answer = (
+        "According to the information provided in the documents, Apple's net income for the quarter ended "
+        "June 25, 2022 was $19,442 million [1]. It rose."
+    )
+    line = digest("", [Message("user", "What was Apple's net income?"), Message("assistant", answer)])
+    assert (
+        line
+        == "- Q: What was Apple's net income? A: Apple's net income for the quarter ended June 25, 2022 was $19,442 million."
+    )
+    longer = digest(
+        "",
+        [
+            Message("user", "Q?"),
+            Message("assistant", "Apple's net income " + "and more " * 20 + "was $19,442 million."),
+        ],
+    )
+    short = compact(longer, count_tokens(longer) // 2, count_tokens)
+    assert (
+        "Apple's net income" in short
+        and "$19,442 million." in short
+        and count_tokens(short) <= count_tokens(longer) // 2
+    )
+
+
 def test_a_long_conversation_folds_its_older_turns_into_a_summary_not_dropping_them(make_settings, llm, tmp_path):
     from rag_core import build_context
 
