@@ -71,6 +71,8 @@ def test_two_chats_and_an_upload_at_once_keep_every_message_in_its_session(serve
 
         sid_a, sid_b = session_in_url(page), session_in_url(b)
         assert sid_a != sid_b
+        for p in (page, b):
+            settled(p)  # each answer is stored when its run ends: read the file after that
         db = sqlite3.connect(server.data_dir / "docent.db")
         rows = db.execute("SELECT session_id, role, content FROM messages ORDER BY id").fetchall()
         asked = {sid: [t for s, r, t in rows if s == sid and r == "user"] for sid in (sid_a, sid_b)}
