@@ -24,7 +24,7 @@ def download(page: Page, name: str, folder: Path) -> Path:
     button = page.get_by_test_id("stSidebar").get_by_role("button", name=name)
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=60_000)  # the run is over
     expect(button).to_be_enabled()
-    with page.expect_download() as done:
+    with page.expect_download(timeout=120_000) as done:  # a loaded machine serves it slowly
         button.click()
     path = folder / done.value.suggested_filename
     done.value.save_as(path)
