@@ -26,15 +26,13 @@ import hashlib
 import logging
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
-from llama_index.core.schema import BaseNode, TransformComponent
 
 from rag_core import loaders, recovery
 from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError
@@ -44,7 +42,7 @@ from rag_core.names import iter_inputs, numbered, safe_name, upload_name
 from rag_core.recovery import IngestMarkers, RecoveryReport
 from rag_core.settings import DocentSettings
 from rag_core.store import DocumentRecord, DocumentRegistry
-from rag_core.text import is_header, is_title
+from rag_core.transforms import BatchedEmbedder, ChunkContext
 
 __all__ = [
     "Conflict",
@@ -97,64 +95,6 @@ class _NameTaken(IngestError):
     pass
 
 
-class _Embedder(TransformComponent):
-    """The embedding step, a batch of chunks at a time: progress within a long document,
-    and a cancel that takes effect between batches."""
-
-    embed_model: BaseEmbedding
-    step: Any  # (done, total) -> None; raises IngestCancelled
-    batch: int = 64
-
-    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
-        for start in range(0, len(nodes), self.batch):
-            self.step(start, len(nodes))
-            self.embed_model(nodes[start : start + self.batch])
-        self.step(len(nodes), len(nodes))
-        return nodes
-
-
-class _ChunkContext(TransformComponent):
-    """Each chunk of a PDF page carries, in its metadata ``context``, the title and the table
-    header lines of its page that come before it ("CONDENSED CONSOLIDATED STATEMENTS OF
-    OPERATIONS | (In millions) | Three Months Ended | June 25, | 2022 ..."): a chunk cut from the
-    middle of a table keeps its statement and its period columns for the answering model.
-    Not for search: in the embedding and the keyword index it cost the right page on precise
-    questions (SEC shapes page recall 0.875 → 0.625, docs/evaluation.md)."""
-
-    texts: dict[str, str]  # page Document id -> its text
-
-    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
-        for node in nodes:
-            text = self.texts.get(node.ref_doc_id or "")
-            start = getattr(node, "start_char_idx", None)
-            if not text or start is None or (node.metadata or {}).get("page") is None:
-                continue
-            own = set(node.get_content().splitlines())
-            lines = [line.strip() for line in text[:start].splitlines() if line.strip()]
-            context = chunk_context(lines, own)
-            if context:
-                node.metadata["context"] = context
-                for keys in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
-                    if "context" not in getattr(node, keys):  # new lists: nodes may share one
-                        setattr(node, keys, [*getattr(node, keys), "context"])
-        return nodes
-
-
-def chunk_context(before: list[str], own: set[str], most: int = 8) -> str:
-    """The page's title (its first line set in capitals) and the last run of table header
-    lines before a chunk, those not already in it, joined by " | "."""
-    title = next((line for line in before if is_title(line)), "")
-    headers: list[str] = []
-    for line in reversed(before):
-        if is_header(line):
-            headers.append(line)
-        elif headers and len(headers) >= 2:
-            break
-    picked = [title] if title else []
-    picked += [h for h in reversed(headers[:most]) if h != title]
-    return " | ".join(line for line in picked if line and line not in own)
-
-
 class IngestionService:
     """Adds, replaces, deletes and lists documents; keeps Chroma, docstore and registry in step."""
 
@@ -170,9 +110,9 @@ class IngestionService:
             chunk_size=self.settings.chunk_size,
             chunk_overlap=min(self.settings.chunk_overlap, self.settings.chunk_size // 2),
         )
-        context = [_ChunkContext(texts=texts)] if texts is not None and self.settings.chunk_context else []
+        context = [ChunkContext(texts=texts)] if texts is not None and self.settings.chunk_context else []
         return IngestionPipeline(
-            transformations=[splitter, *context, _Embedder(embed_model=self.index.embed_model, step=step)],
+            transformations=[splitter, *context, BatchedEmbedder(embed_model=self.index.embed_model, step=step)],
             docstore=self.index.docstore,
             vector_store=self.index.vector_store,
             docstore_strategy=DocstoreStrategy.UPSERTS,

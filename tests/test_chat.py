@@ -294,7 +294,7 @@ def test_a_question_about_something_no_document_names_is_not_answered_from_a_nei
 
 
 def test_a_summary_line_keeps_the_subject_and_the_figure_not_the_lead_in():
-    from rag_core.chat.service import count_tokens
+    from rag_core.chat.messages import count_tokens
     from rag_core.chat.summary import compact, digest
     from rag_core.store import Message
 

@@ -185,7 +185,7 @@ def test_a_failed_rebuild_keeps_the_stored_copy(ctx, zephyr, monkeypatch):
 
 def test_a_chunk_from_the_middle_of_a_table_keeps_its_title_and_period_columns(make_settings, llm, tmp_path):
     from rag_core import build_context
-    from rag_core.ingestion import chunk_context
+    from rag_core.transforms import chunk_context
 
     rows = "\n".join(f"Line item {i} {1000 + i:,} {2000 + i:,}" for i in range(48))
     page = (

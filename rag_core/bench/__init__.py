@@ -66,7 +66,7 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
     from rag_core.bench.app import bench_cold_start, bench_peak_rss
     from rag_core.bench.ingest import bench_delete, bench_ingest
     from rag_core.bench.retrieval import bench_retrieval
-    from rag_core.chat.service import count_tokens
+    from rag_core.chat.messages import count_tokens
     from rag_core.context import build_context
 
     quick = args.quick

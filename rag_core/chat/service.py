@@ -13,18 +13,17 @@ its conversation first (the preview) and again with the rewrite (``AnswerStream.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.memory import ChatMemoryBuffer
-from llama_index.core.schema import NodeWithScore
 from llama_index.core.utils import get_tokenizer
 
 from rag_core.chat.engine import DocentChatEngine, condense_question, rule_rewrite, trim_history
 from rag_core.chat.evidence import best_sentence
+from rag_core.chat.messages import History, as_chat_messages, count_tokens, secrets_of, to_source
 from rag_core.chat.stream import AnswerStream, ChatTurn, Prepared
 from rag_core.chat.summary import fold
 from rag_core.errors import DocentError
@@ -40,42 +39,7 @@ from rag_core.text import cjk_share, is_cjk
 
 logger = logging.getLogger(__name__)
 
-History = list[tuple[str, str]]  # (role, text) pairs, oldest first
 CHARS_PER_TOKEN = 4  # what a question's length limit says in characters
-
-
-def count_tokens(text: str) -> int:
-    """Tokens of ``text`` as LlamaIndex's memory buffer counts them (near the local model's count)."""
-    return len(get_tokenizer()(text))
-
-
-def _secrets(settings: DocentSettings) -> tuple[str, ...]:
-    return tuple(k.get_secret_value() for k in (settings.openai_api_key, settings.cohere_api_key) if k)
-
-
-def to_source(hit: NodeWithScore, extras: dict[str, float] | None = None) -> Source:
-    """A passage as the pages, the CLI and SQLite show it."""
-    meta = hit.node.metadata
-    text = hit.node.get_content()
-    src: Source = {
-        "file": meta.get("file_name") or meta.get("doc_key"),
-        "page": meta.get("page"),
-        "score": round(float(hit.score or 0.0), 4),
-        "text": text,
-        "chunk_id": hit.node.node_id,
-        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-    }
-    if meta.get("page_label") and str(meta.get("page_label")) != str(meta.get("page")):
-        src["page_label"] = meta["page_label"]
-    if meta.get("heading"):
-        src["heading"] = meta["heading"]
-    if extras:
-        src.update(extras)  # type: ignore[typeddict-item]
-    return src
-
-
-def as_chat_messages(history: History) -> list[ChatMessage]:
-    return [ChatMessage(role=MessageRole(role), content=text) for role, text in history]
 
 
 class ChatService:
@@ -349,7 +313,7 @@ class ChatService:
             started=started,
             prepare=prepare,
             on_done=on_done,
-            secrets=_secrets(s),
+            secrets=secrets_of(s),
         )
 
     def ask(

@@ -201,7 +201,7 @@ def _condense(ctx: AppContext, cache: CondenseCache, q: EvalQuestion, timings: d
         return q.question
     if ctx.settings.followup_rules:  # as the chat does: the rules first, no LLM call when one applies
         from rag_core.chat.engine import rule_rewrite
-        from rag_core.chat.service import as_chat_messages
+        from rag_core.chat.messages import as_chat_messages
 
         ruled = rule_rewrite(q.question, as_chat_messages(history))
         if ruled is not None:

@@ -23,7 +23,7 @@ from rag_core.text import period_aliases, query_terms, tokenize
 
 def search_text(node: Any) -> str:
     """What keyword search reads of a chunk: its own text. The title and table header its page
-    gives it (``context``, see ``ingestion.chunk_context``) are for the answering model only:
+    gives it (``context``, see ``transforms.chunk_context``) are for the answering model only:
     searched too, they made the chunks of a statement page alike and cost the right page on
     precise questions (docs/evaluation.md)."""
     return node.get_content()
