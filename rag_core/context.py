@@ -15,7 +15,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 
-from rag_core.backups import BACKUPS_DIR, Backups, open_database
+from rag_core import recovery
 from rag_core.chat import ChatService
 from rag_core.index import VectorIndex, open_index
 from rag_core.ingestion import IngestionService
@@ -24,13 +24,11 @@ from rag_core.providers.embeddings import build_embedding
 from rag_core.providers.llm import ProgressFn
 from rag_core.providers.models import ModelLoader
 from rag_core.settings import DocentSettings
-from rag_core.store import Database, DocumentRegistry, SessionStore
+from rag_core.storage import Backups, Database, DocumentRegistry, SessionStore, open_database
 from rag_core.suggestions import SuggestionService
 from rag_core.viewer import Viewer
 
 logger = logging.getLogger(__name__)
-
-DB_FILE = "docent.db"
 
 
 @dataclass
@@ -77,13 +75,13 @@ def build_context(
 
     ``recover`` removes what an interrupted ingestion left, registers again whole documents the
     registry lost (see ``rag_core.recovery``) and moves a damaged ``docent.db`` aside to rebuild
-    it (``rag_core.backups``); ``check`` turns it off so that it can report the damage instead."""
+    it (``rag_core.storage.backups``); ``check`` turns it off so that it can report the damage instead."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     embed = embed_model or build_embedding(settings)
     index = open_index(settings, embed)
     every = settings.backup_interval_hours * 3600 or None
-    backups = Backups(settings.data_dir / BACKUPS_DIR, every_s=every, keep=settings.backup_keep)
-    db, notices = open_database(settings.data_dir / DB_FILE, backups, repair=recover)
+    backups = Backups(settings.paths.backups, every_s=every, keep=settings.backup_keep)
+    db, notices = open_database(settings.paths.database, backups, repair=recover)
     sessions = SessionStore(db)
     registry = DocumentRegistry(db)
     ingestion = IngestionService(settings, index, registry)
@@ -106,7 +104,7 @@ def build_context(
         suggestions=SuggestionService(settings, index, registry, models),
     )
     if recover and index.mismatch() is None:
-        report = ingestion.recover()
+        report = recovery.recover(ingestion)
         ctx.recovered, ctx.reregistered = report.removed, report.reregistered
         ctx.notices += report.notices()
     if recover:

@@ -13,9 +13,15 @@ Every one of them carries a message a person can act on. Pages and the CLI catch
     ├── ConsistencyError       docstore, Chroma and SQLite disagree
     │   └── DatabaseDamagedError  docent.db cannot be read (the message says how it is rebuilt)
     └── NotFoundError          a session or document that does not exist
+
+``damaged`` and ``translated`` build ``DatabaseDamagedError`` here, beside the class: the
+database raises it and the backups act on it, and neither should import the other for it.
 """
 
 from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
 
 
 class DocentError(Exception):
@@ -64,3 +70,22 @@ class DatabaseDamagedError(ConsistencyError):
 
 class NotFoundError(DocentError):
     """A session or document that does not exist."""
+
+
+DAMAGED_HINT = (
+    "Restart Docent, or run `python -m rag_core check --repair`: the damaged file is moved aside "
+    "(never deleted), the latest backup from backups/ is restored, whatever rows can still be read "
+    "are copied over, and the indexed documents are registered again from the index."
+)
+
+
+def damaged(path: Path, why: str) -> DatabaseDamagedError:
+    """The error for a database file that cannot be read, with what repairs it."""
+    return DatabaseDamagedError(f"The database {path} is damaged ({why}). {DAMAGED_HINT}")
+
+
+def translated(path: Path, e: sqlite3.DatabaseError) -> Exception:
+    """A damaged file's error as ``DatabaseDamagedError``; locks, constraints and the like unchanged."""
+    if type(e) is sqlite3.DatabaseError:  # not an OperationalError, IntegrityError, ...
+        return damaged(path, str(e))
+    return e

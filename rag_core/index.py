@@ -5,9 +5,9 @@ keeps vectors of two embedding models from ever mixing.
 Several processes may share one data folder (the app and the CLI, two CLI ingests). Each
 holds the docstore in memory, and an embedded Chroma client caches its segments: a process
 does not see another's vectors until it reopens them. So every write happens under the
-folder's write lock, and every holder of the lock bumps ``<data_dir>/.generation`` when it
-takes and when it releases it. A process that finds the generation changed since it last
-looked reloads the docstore and reopens its Chroma view before it reads or writes.
+folder's write lock (``rag_core.datadir.WriteLock``), and a process that finds the folder's
+generation changed since it last looked reloads the docstore and reopens its Chroma view
+before it reads or writes.
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ import contextlib
 import logging
 import os
 import threading
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, cast
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -27,15 +25,13 @@ from llama_index.core.schema import TextNode
 from llama_index.core.storage.docstore import SimpleDocumentStore
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
+from rag_core.datadir import WriteLock
 from rag_core.errors import ConfigError, IndexMismatchError
-from rag_core.files import FolderLock, atomic_write, replacing
+from rag_core.files import replacing
 from rag_core.providers.embeddings import embedding_dimension
 from rag_core.settings import DocentSettings
 
 logger = logging.getLogger(__name__)
-
-DOCSTORE_FILE = "docstore.json"
-GENERATION_FILE = ".generation"
 
 
 def _chroma_client(settings: DocentSettings) -> Any:
@@ -53,7 +49,7 @@ def _chroma_client(settings: DocentSettings) -> Any:
                 f"Cannot reach the Chroma server at {settings.chroma_host}:{settings.chroma_port} ({e}). "
                 "Start it with `chroma run --path DIR --port PORT`, or unset DOCENT_CHROMA_HOST to use the embedded index."
             ) from e
-    path = settings.data_dir / "chroma"
+    path = settings.paths.chroma
     path.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
@@ -66,12 +62,10 @@ class VectorIndex:
         self.embed_model = embed_model
         self.embed_name = embed_model.model_name
         self.embed_dim = embedding_dimension(embed_model)
-        self.docstore_path = settings.data_dir / DOCSTORE_FILE
-        self._generation_path = settings.data_dir / GENERATION_FILE
+        self.docstore_path = settings.paths.docstore
         self._lock = threading.RLock()
         self._version = 0
-        self._writer = FolderLock(settings.data_dir / ".write.lock")
-        self._seen = self._read_generation()
+        self._writer = WriteLock(settings.data_dir)
         self.client = _chroma_client(settings)
         self._open_collection()
         self._load_docstore()
@@ -107,36 +101,21 @@ class VectorIndex:
         self._catch_up()
         return self._docstore
 
-    def _read_generation(self) -> str:
-        try:
-            return self._generation_path.read_text(encoding="utf-8")
-        except (FileNotFoundError, NotADirectoryError):
-            return ""
-
     def _catch_up(self) -> None:
         """Reload the docstore and reopen Chroma if another writer changed them since we looked.
         Nothing to do while this process holds the write lock: nobody else can write then."""
         if self._writer.depth:
             return
-        with self._lock:
-            token = self._read_generation()
-            if token != self._seen:
-                self._reload()
-                self._seen = token
+        self._writer.catch_up(self._reload)
 
     def _reload(self) -> None:
         logger.info("another process wrote to %s: reloading the docstore and the index", self.settings.data_dir)
-        self._load_docstore()
-        if not self.settings.chroma_host:  # a server is shared, so always current
-            self.client = _reopen_chroma(self.client, self.settings)
-        self._open_collection()
-        self._version += 1
-
-    def _bump_generation(self) -> None:
         with self._lock:
-            token = uuid.uuid4().hex
-            atomic_write(self._generation_path, token)
-            self._seen = token
+            self._load_docstore()
+            if not self.settings.chroma_host:  # a server is shared, so always current
+                self.client = _reopen_chroma(self.client, self.settings)
+            self._open_collection()
+            self._version += 1
 
     # ------------------------------------------------------------------ one writer
     @contextmanager
@@ -145,31 +124,16 @@ class VectorIndex:
         among this process's threads and every other process (the CLI beside the app).
         With ``wait=False`` yields False instead of waiting when someone else writes.
 
-        Taking it first catches up with what others wrote (so a read-modify-write of the
-        docstore or of Chroma starts from the current state), and marks the folder changed
-        (so a writer killed half-way still tells the others to look again); letting it go
-        marks the folder changed once more, with everything written."""
+        Taking it first catches up with what others wrote, so that a read-modify-write of the
+        docstore or of Chroma starts from the current state."""
 
         def waiting() -> None:
             logger.info(
                 "waiting for the write lock of %s: another process or upload is writing", self.settings.data_dir
             )
 
-        with self._writer.hold(wait, on_wait=waiting) as acquired:
-            if not acquired:
-                yield False
-                return
-            outermost = self._writer.depth == 1
-            if outermost:
-                with self._lock:
-                    if self._read_generation() != self._seen:
-                        self._reload()
-                    self._bump_generation()
-            try:
-                yield True
-            finally:
-                if outermost:
-                    self._bump_generation()
+        with self._writer.hold(wait, on_wait=waiting, catch_up=self._reload) as acquired:
+            yield acquired
 
     def held_elsewhere(self) -> bool:
         """True when another process (or another thread here) is writing right now."""
@@ -336,7 +300,3 @@ def _reopen_chroma(client: Any, settings: DocentSettings) -> Any:
             SharedSystemClient._identifier_to_system.pop(identifier, None)
             SharedSystemClient._identifier_to_refcount.pop(identifier, None)
     return _chroma_client(settings)
-
-
-def stored_files_dir(settings: DocentSettings) -> Path:
-    return settings.data_dir / "files"

@@ -6,7 +6,7 @@ differ from the PDF's text layer and it may start mid-sentence. It is located in
 character list with whitespace ignored and case folded: the whole passage if it is there,
 else its first and last 60 characters, else sentence by sentence; PDFium then gives the
 rectangles (one per line) of the matched characters. PDFium is not thread-safe, and
-Streamlit runs every session in a thread: every PDFium call holds ``_PDFIUM_LOCK``.
+Streamlit runs every session in a thread: every PDFium call holds ``rag_core.pdfium.PDFIUM_LOCK``.
 
 Rendered pages are cached under ``<data_dir>/cache/pages/`` keyed by the file's sha256,
 the page, the zoom and the highlighted text, so a page is rendered once. The cache is
@@ -28,11 +28,11 @@ from pathlib import Path
 
 from rag_core.errors import DocentError, NotFoundError
 from rag_core.files import atomic_write
-from rag_core.index import VectorIndex, stored_files_dir
+from rag_core.index import VectorIndex
 from rag_core.loaders import PDF_EXTS, load_file
-from rag_core.loaders.pdf import _PDFIUM_LOCK
+from rag_core.pdfium import PDFIUM_LOCK
 from rag_core.settings import DocentSettings
-from rag_core.store import DocumentRecord, DocumentRegistry
+from rag_core.storage import DocumentRecord, DocumentRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ class Viewer:
         self.settings = settings
         self.registry = registry
         self.index = index
-        self.cache_dir = settings.data_dir / "cache" / "pages"
+        self.cache_dir = settings.paths.page_cache
         self.renders = 0  # pages actually rendered (not served from the cache)
         self._texts: OrderedDict[str, str] = OrderedDict()  # sha256 -> document text, a few kept
         self._lock = threading.Lock()
@@ -181,7 +181,7 @@ class Viewer:
     def _render(self, path: Path, name: str, page: int, highlight: str | None, zoom: float) -> PageImage:
         import pypdfium2 as pdfium
 
-        with _PDFIUM_LOCK:
+        with PDFIUM_LOCK:
             try:
                 pdf = pdfium.PdfDocument(str(path))
             except pdfium.PdfiumError as e:
@@ -211,7 +211,7 @@ class Viewer:
     @staticmethod
     def _boxes(pdf_page, bitmap, highlight: str) -> list[Box]:
         """The rectangles, in bitmap pixels, of the characters of ``highlight`` on the page.
-        Called with ``_PDFIUM_LOCK`` held."""
+        Called with ``PDFIUM_LOCK`` held."""
         import pypdfium2.raw as pdfium_c
 
         textpage = pdf_page.get_textpage()
@@ -272,7 +272,7 @@ class Viewer:
             path = self._stored(name)
         except NotFoundError:
             text = self._text_from_chunks(name)
-        else:  # parsed outside our lock: a PDF takes _PDFIUM_LOCK inside load_file
+        else:  # parsed outside our lock: a PDF takes PDFIUM_LOCK inside load_file
             text = "\n\n".join(d.text for d in load_file(path, name, record.sha256).documents)
         with self._lock:
             self._texts[record.sha256] = text
@@ -308,7 +308,7 @@ class Viewer:
         return record
 
     def _stored(self, name: str) -> Path:
-        root = stored_files_dir(self.settings).resolve()
+        root = self.settings.paths.files.resolve()
         path = (root / name).resolve()
         if not path.is_relative_to(root) or not path.is_file():
             raise NotFoundError(f"The stored copy of {name} is missing; upload the file again to view it.")

@@ -167,7 +167,7 @@ def test_history_search_off_searches_with_the_rewrite_alone(cancer, llm):
 
 def test_the_rewrite_sees_only_the_recent_history_within_its_budget(make_settings, llm, tmp_path):
     from rag_core import build_context
-    from rag_core.store import Message
+    from rag_core.storage import Message
 
     ctx = build_context(make_settings(condense_token_limit=40), llm=llm)
     (tmp_path / "vega.txt").write_text("The Vega telescope was built ten years ago.")
@@ -296,7 +296,7 @@ def test_a_question_about_something_no_document_names_is_not_answered_from_a_nei
 def test_a_summary_line_keeps_the_subject_and_the_figure_not_the_lead_in():
     from rag_core.chat.messages import count_tokens
     from rag_core.chat.summary import compact, digest
-    from rag_core.store import Message
+    from rag_core.storage import Message
 
     answer = (
         "According to the information provided in the documents, Apple's net income for the quarter ended "

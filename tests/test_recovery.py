@@ -1,5 +1,5 @@
 """Start-up recovery, ``check`` and ``rebuild`` when ``docent.db`` is emptied, cut in half or
-lost, and while another process ingests (rag_core.recovery, rag_core.backups, rag_core.health).
+lost, and while another process ingests (rag_core.recovery, rag_core.storage.backups, rag_core.health).
 
 Real ``python -m rag_core`` processes on a real data folder: Chroma, SQLite, stored copies.
 Before these fixes an emptied ``docent.db`` made the next start delete every document's

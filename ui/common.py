@@ -19,6 +19,7 @@ from typing import Any
 import streamlit as st
 
 from rag_core import AppContext, DocentError, DocentSettings, IngestResult, Session, build_context, load_settings
+from rag_core.recovery import rebuild
 from ui.markdown import escape_markdown
 
 CHAT_PAGE = "pages/chat.py"
@@ -173,7 +174,7 @@ def progress_bar(text: str = "Starting…") -> Callable[[str, float], None]:
 def rebuild_index(ctx: AppContext) -> list[IngestResult]:
     """Re-ingest every stored file with the current settings (embedding included)."""
     with st.status("Rebuilding the index…", expanded=True) as status:
-        results = ctx.ingestion.rebuild(progress=progress_bar())
+        results = rebuild(ctx.ingestion, progress=progress_bar())
         failed = [r for r in results if r.status == "failed"]
         status.update(
             label=f"Index rebuilt: {len(results) - len(failed)} document(s) indexed, {len(failed)} failed",

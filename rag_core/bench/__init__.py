@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.bench import machine
-from rag_core.bench.common import ROOT, figure_questions, sec_docs
+from rag_core.bench.inputs import ROOT, figure_questions, sec_docs
 from rag_core.settings import DocentSettings, load_settings
 
 # name -> (section, key, target, "le" | "ge")

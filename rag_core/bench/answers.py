@@ -16,7 +16,7 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage
 
-from rag_core.bench.common import median, ratio
+from rag_core.bench.stats import median, ratio
 from rag_core.context import AppContext
 from rag_core.evaluation.answers import answer_correct
 

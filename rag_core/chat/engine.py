@@ -38,7 +38,7 @@ from rag_core.chat.followups import complete_ellipsis, self_contained
 from rag_core.chat.summary import as_message
 from rag_core.prompts import CONDENSE_PROMPT, FENCE_RULE, NO_ANSWER, QUESTION_PROMPT
 from rag_core.providers.rerank import GuardedRerank
-from rag_core.store import Summary
+from rag_core.storage import Summary
 
 _FENCE_TAG = re.compile(r"</?\s*(?:passage|documents)", re.IGNORECASE)
 

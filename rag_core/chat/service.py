@@ -34,7 +34,7 @@ from rag_core.providers.embeddings import MULTILINGUAL
 from rag_core.providers.models import ModelLoader
 from rag_core.retrieval import ConversationQueries, HybridRetriever, KeywordCache
 from rag_core.settings import DocentSettings
-from rag_core.store import Message, SessionStore, Summary
+from rag_core.storage import Message, SessionStore, Summary
 from rag_core.text import cjk_share, is_cjk
 
 logger = logging.getLogger(__name__)

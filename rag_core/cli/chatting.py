@@ -8,7 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from rag_core.cli.common import context, emit
+from rag_core.cli.output import emit
+from rag_core.cli.startup import context
 from rag_core.context import AppContext
 from rag_core.errors import ConfigError, DocentError
 from rag_core.exchange import export_json, export_markdown, import_session

@@ -55,7 +55,9 @@ def _overrides(pairs: Sequence[str]) -> dict[str, Any]:
         name, sep, value = pair.partition("=")
         name = name.strip()
         if not sep or name not in leaf_fields():
-            raise ConfigError(f"--set {pair!r}: expected FIELD=VALUE with a settings field (see rag_core/settings.py)")
+            raise ConfigError(
+                f"--set {pair!r}: expected FIELD=VALUE with a settings field (see rag_core/settings/tree.py)"
+            )
         out[name] = value
     return out
 
@@ -84,7 +86,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if ANSWER in modes or ("condensed" in modes and any(q.history for q in questions)):
         progress("loading the LLM…", 0.0)
         ctx.llm()
-    condense_cache = None if args.no_condense_cache else ctx.settings.data_dir / "condense-cache.jsonl"
+    condense_cache = None if args.no_condense_cache else ctx.settings.paths.condense_cache
     details: list[dict[str, Any]] = []
     result = run_eval(
         ctx, questions, k=args.k, modes=modes, progress=progress, condense_cache=condense_cache, details=details

@@ -12,7 +12,8 @@ from typing import Any, cast
 
 from rag_core.context import AppContext
 from rag_core.errors import ConfigError, DocentError
-from rag_core.evaluation.metrics import score_answer, score_sources, summarise, summarise_answers, token_f1
+from rag_core.evaluation.answers import score_answer, summarise_answers
+from rag_core.evaluation.metrics import score_sources, summarise, token_f1
 from rag_core.evaluation.questions import EvalQuestion, as_questions
 from rag_core.files import Progress
 from rag_core.payloads import EvalResult

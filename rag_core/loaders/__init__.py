@@ -27,11 +27,11 @@ from llama_index.core import Document
 
 from rag_core.errors import IngestError
 from rag_core.loaders.budget import load_file_guarded
-from rag_core.loaders.common import HIDDEN_KEYS, LoadedFile, _hide, _meta, sniff, split_long
+from rag_core.loaders.documents import HIDDEN_KEYS, LoadedFile, doc_metadata, hide_metadata, split_long
 from rag_core.loaders.docx import MAX_UNPACKED_XML, MAX_XML_ELEMENTS, load_docx
 from rag_core.loaders.html import decode_html, load_html
-from rag_core.loaders.pdf import _PDFIUM_LOCK as _PDFIUM_LOCK  # one lock for every PDFium call
 from rag_core.loaders.pdf import load_pdf
+from rag_core.loaders.reasons import sniff
 from rag_core.loaders.sections import Block, markdown_blocks, section_documents
 from rag_core.loaders.text import decode_text
 
@@ -130,8 +130,8 @@ def load_file(path: Path, name: str, sha256: str) -> LoadedFile:
     if ext in MD_EXTS:
         docs = section_documents(markdown_blocks(text), name, sha256)
         return _split(LoadedFile(name, docs, pages=0, kind="markdown"))
-    doc = Document(id_=f"{name}::text", text=text, metadata=_meta(name, sha256))
-    _hide(doc)
+    doc = Document(id_=f"{name}::text", text=text, metadata=doc_metadata(name, sha256))
+    hide_metadata(doc)
     return _split(LoadedFile(name, [doc], pages=0, kind="text"))
 
 

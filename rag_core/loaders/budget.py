@@ -27,7 +27,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from rag_core.errors import IngestCancelled, IngestError
-from rag_core.loaders.common import LoadedFile
+from rag_core.loaders.documents import LoadedFile
 from rag_core.loaders.worker import BOOTSTRAP
 
 _STARTUP_TIMEOUT_S = 120.0  # importing llama_index on a busy machine

@@ -3,7 +3,7 @@
 Pages are read with pypdfium2 (PDFium, binary inside its wheel: ~25x faster than pypdf here
 and it opens files pypdf refuses); pypdf is the fallback for the few files PDFium cannot
 open. PDFium is not thread-safe, not even across documents, and Streamlit runs each upload
-in its own thread: every PDFium call holds ``_PDFIUM_LOCK``. A page without text is told
+in its own thread: every PDFium call holds ``rag_core.pdfium.PDFIUM_LOCK``. A page without text is told
 apart as image-only (scanned), drawings, blank or unreadable, for the warnings and refusals.
 """
 
@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from llama_index.core import Document
 
 from rag_core.errors import IngestError
-from rag_core.loaders.common import LoadedFile, _hide, _meta, short, sniff
+from rag_core.loaders.documents import LoadedFile, doc_metadata, hide_metadata
+from rag_core.loaders.reasons import short, sniff
+from rag_core.pdfium import PDFIUM_LOCK
 
 logger = logging.getLogger(__name__)
-
-_PDFIUM_LOCK = threading.Lock()
 
 
 @dataclass
@@ -52,11 +51,11 @@ def load_pdf(path: Path, data: bytes, name: str, sha256: str) -> LoadedFile:
         page.text = _clean_pdf_text(page.text)
         if not page.text.strip():
             continue
-        meta = _meta(name, sha256)
+        meta = doc_metadata(name, sha256)
         meta["page"] = i
         meta["page_label"] = page.label or str(i)
         doc = Document(id_=f"{name}::p{i:04d}", text=page.text, metadata=meta)
-        _hide(doc)
+        hide_metadata(doc)
         docs.append(doc)
     missing: dict[str, list[int]] = {}
     for i, page in enumerate(pages, start=1):
@@ -110,7 +109,7 @@ def _pdfium_pages(path: Path, name: str) -> list[_PdfPage]:
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
-    with _PDFIUM_LOCK:
+    with PDFIUM_LOCK:
         try:
             pdf = pdfium.PdfDocument(str(path))
         except pdfium.PdfiumError as e:

@@ -24,7 +24,7 @@ except ImportError:  # not POSIX: the time budget still holds
     resource = None  # type: ignore[assignment]
 
 # The parent starts this module without running rag_core/__init__.py (the app: the chat
-# engine, Chroma...): the loaders need only themselves, rag_core.errors and llama_index.
+# engine, Chroma...): the loaders need only themselves, rag_core.errors, rag_core.pdfium and llama_index.
 BOOTSTRAP = (
     "import sys, types\n"
     "sys.path.insert(0, sys.argv[1])\n"

@@ -1,13 +1,11 @@
-"""What the benchmarks share: where the shared evaluation data is, the SEC figure questions,
-memory readings, medians, and a context over a throw-away data folder."""
+"""What the benchmarks run on: where the shared evaluation data is, the SEC figure questions,
+and a context over a throw-away data folder."""
 
 from __future__ import annotations
 
 import json
 import os
-import statistics
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,34 +58,6 @@ def figure_questions(path: Path | None, limit: int) -> list[dict[str, Any]]:
         path = out / "figures.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return rows[:limit]
-
-
-def rss_mb() -> float:
-    """This process's resident memory now, in MB."""
-    with open("/proc/self/statm") as f:
-        pages = int(f.read().split()[1])
-    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
-
-
-def peak_rss_mb() -> float:
-    import resource
-
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-
-
-def median(values: Sequence[float]) -> float | None:
-    return round(statistics.median(values), 3) if values else None
-
-
-def p95(values: Sequence[float]) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 4)
-
-
-def ratio(a: float | None, b: float | None) -> float | None:
-    return round(a / b, 3) if a is not None and b else None
 
 
 def fresh_context(settings: DocentSettings, name: str, **kwargs: Any) -> AppContext:

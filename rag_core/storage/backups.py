@@ -11,6 +11,7 @@ bytes) is never deleted: ``open_database`` moves it aside as ``docent.db.damaged
 (with its ``-wal``/``-shm``), restores the newest backup that passes an integrity check
 (or starts an empty file), and copies over every row it can still read from the damaged
 one. The document registry is then completed from the index by ``rag_core.recovery``.
+All of this is SQLite's: a server database keeps its own backups.
 """
 
 from __future__ import annotations
@@ -23,34 +24,12 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rag_core.errors import DatabaseDamagedError
 from rag_core.files import replacing
-
-if TYPE_CHECKING:
-    from rag_core.store import Database
+from rag_core.storage.sqlite import SQLiteDatabase
 
 logger = logging.getLogger(__name__)
-
-BACKUPS_DIR = "backups"
-
-DAMAGED_HINT = (
-    "Restart Docent, or run `python -m rag_core check --repair`: the damaged file is moved aside "
-    "(never deleted), the latest backup from backups/ is restored, whatever rows can still be read "
-    "are copied over, and the indexed documents are registered again from the index."
-)
-
-
-def damaged(path: Path, why: str) -> DatabaseDamagedError:
-    return DatabaseDamagedError(f"The database {path} is damaged ({why}). {DAMAGED_HINT}")
-
-
-def translated(path: Path, e: sqlite3.DatabaseError) -> Exception:
-    """A damaged file's error as ``DatabaseDamagedError``; locks, constraints and the like unchanged."""
-    if type(e) is sqlite3.DatabaseError:  # not an OperationalError, IntegrityError, ...
-        return damaged(path, str(e))
-    return e
 
 
 class Backups:
@@ -70,7 +49,7 @@ class Backups:
             return []
         return sorted(self.folder.glob("docent-*.db"), key=lambda p: p.name, reverse=True)
 
-    def take(self, db: Database, label: str = "scheduled") -> Path:
+    def take(self, db: SQLiteDatabase, label: str = "scheduled") -> Path:
         """Copy ``db`` now (consistent even while others write), then drop the oldest beyond ``keep``."""
         with self._lock:
             now = time.time()
@@ -92,7 +71,7 @@ class Backups:
             logger.info("backed up %s to %s", db.path, dest)
             return dest
 
-    def if_due(self, db: Database, *, starting: bool = False) -> None:
+    def if_due(self, db: SQLiteDatabase, *, starting: bool = False) -> None:
         """A backup when the newest is older than ``every_s`` (called after writes), or, when
         ``starting``, whenever the file changed since the newest backup."""
         if self.every_s is None:
@@ -146,7 +125,7 @@ def quarantine(path: Path) -> Path:
     return aside
 
 
-def salvage(damaged_file: Path, db: Database) -> dict[str, int]:
+def salvage(damaged_file: Path, db: SQLiteDatabase) -> dict[str, int]:
     """Copy every row that can still be read from a damaged file into ``db`` (rows already
     there win). Works on a temporary copy: the damaged file stays exactly as it was found."""
     copied: dict[str, int] = {}
@@ -202,15 +181,13 @@ def _copy_rows(old: sqlite3.Connection, target: sqlite3.Connection, table: str) 
     return n
 
 
-def open_database(path: Path, backups: Backups, *, repair: bool = True) -> tuple[Database, list[str]]:
+def open_database(path: Path, backups: Backups, *, repair: bool = True) -> tuple[SQLiteDatabase, list[str]]:
     """The database, and what had to be done to open it (notices for the user).
 
     With ``repair=False`` a damaged file raises ``DatabaseDamagedError`` and is left as it is
     (``check`` reports; ``check --repair`` and every other start repair)."""
-    from rag_core.store import Database
-
     try:
-        return Database(path, backups), []
+        return SQLiteDatabase(path, backups), []
     except DatabaseDamagedError as e:
         if not repair:
             raise
@@ -221,7 +198,7 @@ def open_database(path: Path, backups: Backups, *, repair: bool = True) -> tuple
     if good is not None:
         shutil.copyfile(good, path)
         notice += f"; the backup {good.name} was restored"
-    db = Database(path, backups)
+    db = SQLiteDatabase(path, backups)
     rows = salvage(aside, db)
     if rows:
         notice += (

@@ -1,4 +1,4 @@
-"""Ingestion: files in, chunks with vectors out, through one LlamaIndex IngestionPipeline.
+"""The ingestion service: files in, chunks with vectors out, through one LlamaIndex IngestionPipeline.
 
 Identity is the document's *name* (a file's name, or its path relative to a folder
 given to ``ingest``). For one document:
@@ -9,9 +9,9 @@ given to ``ingest``). For one document:
    and the pipeline (``DocstoreStrategy.UPSERTS``) re-embeds only pages whose content
    hash changed. The docstore is persisted atomically, a copy of the file is kept
    (for rebuilds), and only then does the row turn ``indexed``.
-3. A crash at any point leaves a ``pending`` row and a marker file; ``recover()`` (run
-   on start-up, ``rag_core.recovery``) removes that document's vectors, docstore entries
-   and row, so a document is either fully indexed or absent. Nothing else is removed.
+3. A crash at any point leaves a ``pending`` row and a marker file (``markers``);
+   ``rag_core.recovery.recover`` (run on start-up) removes that document's vectors, docstore
+   entries and row, so a document is either fully indexed or absent. Nothing else is removed.
 
 A *different* file under a name already indexed is a conflict: ``on_conflict`` says what
 to do — ``ask`` (the default: refused, ``conflict`` set, nothing changed), ``replace``, or
@@ -34,26 +34,15 @@ from typing import Literal
 from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
 
-from rag_core import loaders, recovery
+from rag_core import loaders
 from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError
 from rag_core.files import Progress, atomic_copy, file_digest
-from rag_core.index import VectorIndex, stored_files_dir
-from rag_core.names import iter_inputs, numbered, safe_name, upload_name
-from rag_core.recovery import IngestMarkers, RecoveryReport
+from rag_core.index import VectorIndex
+from rag_core.ingestion.markers import IngestMarkers
+from rag_core.ingestion.names import iter_inputs, numbered, safe_name, upload_name
+from rag_core.ingestion.transforms import BatchedEmbedder, ChunkContext
 from rag_core.settings import DocentSettings
-from rag_core.store import DocumentRecord, DocumentRegistry
-from rag_core.transforms import BatchedEmbedder, ChunkContext
-
-__all__ = [
-    "Conflict",
-    "IngestResult",
-    "IngestionService",
-    "OnConflict",
-    "iter_inputs",
-    "numbered",
-    "safe_name",
-    "upload_name",
-]
+from rag_core.storage import DocumentRecord, DocumentRegistry
 
 OnConflict = Literal["ask", "replace", "keep_both"]
 Cancelled = Callable[[], bool]
@@ -102,7 +91,7 @@ class IngestionService:
         self.settings = settings
         self.index = index
         self.registry = registry
-        self.markers = IngestMarkers(settings.data_dir / recovery.MARKERS_DIR)
+        self.markers = IngestMarkers(settings.paths.markers)
 
     # ------------------------------------------------------------------ pipeline
     def _pipeline(self, step: Callable[[int, int], None], texts: dict[str, str] | None = None) -> IngestionPipeline:
@@ -192,28 +181,16 @@ class IngestionService:
             self.index.delete_document(name)
             self.registry.remove(name)
             self.markers.drop(name)
-            stored = stored_files_dir(self.settings) / name
+            stored = self.settings.paths.files / name
             stored.unlink(missing_ok=True)
 
     def documents(self) -> list[DocumentRecord]:
         return self.registry.list()
 
-    def recover(self) -> RecoveryReport:
-        """Remove what interrupted ingestions left; register again whole documents the registry lost."""
-        return recovery.recover(self)
-
-    def repair(self, progress: Progress | None = None) -> list[IngestResult]:
-        """Ingest again, from their stored copies, registered documents the index lost part of."""
-        return recovery.repair(self, progress)
-
-    def rebuild(self, progress: Progress | None = None) -> list[IngestResult]:
-        """Drop the index and re-ingest every stored file (``files/``) with the current settings."""
-        return recovery.rebuild(self, progress)
-
     # ------------------------------------------------------------------ internals
     def _free_name(self, name: str, sha: str) -> str:
         """For keep-both: the first ``name (N)`` not taken, or the one that holds this very file."""
-        files = stored_files_dir(self.settings)
+        files = self.settings.paths.files
         for n in range(2, 10_000):
             candidate = numbered(name, n)
             rec = self.registry.get(candidate)
@@ -336,7 +313,7 @@ class IngestionService:
         try:
             self.index.delete_document(name)
             self.registry.remove(name)
-            stored = stored_files_dir(self.settings) / name
+            stored = self.settings.paths.files / name
             if stored.resolve() != source.resolve():
                 stored.unlink(missing_ok=True)
             self.markers.drop(name)
@@ -344,7 +321,7 @@ class IngestionService:
             logger.exception("could not clean up after a failed ingestion of %s", name)
 
     def _keep_copy(self, path: Path, name: str) -> None:
-        dest = stored_files_dir(self.settings) / name
+        dest = self.settings.paths.files / name
         dest.parent.mkdir(parents=True, exist_ok=True)
         if path.resolve() == dest.resolve():
             return

@@ -1,6 +1,6 @@
 """The ingestion pipeline's own steps, between LlamaIndex's sentence splitter and the vector
 store: each PDF chunk's page context for the answering model, and the embedding in batches
-that report progress and can be cancelled (``rag_core.ingestion`` builds the pipeline)."""
+that report progress and can be cancelled (``rag_core.ingestion.service`` builds the pipeline)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The SQLite file (rag_core.store): numbered migrations, sessions and their messages."""
+"""The database (rag_core.storage): SQLite's numbered migrations, sessions and their messages."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import sqlite3
 import pytest
 
 from rag_core import NotFoundError
-from rag_core.store import MIGRATIONS, Database, Message, SessionStore
+from rag_core.storage import MIGRATIONS, Message, SessionStore, SQLiteDatabase
 
 
 def test_migrations_are_numbered_recorded_and_idempotent(tmp_path):
-    db = Database(tmp_path / "x.db")
+    db = SQLiteDatabase(tmp_path / "x.db")
     assert db.applied_migrations() == [m.__name__ for m in MIGRATIONS]
-    Database(tmp_path / "x.db")  # reopening applies nothing twice
+    SQLiteDatabase(tmp_path / "x.db")  # reopening applies nothing twice
     rows = sqlite3.connect(tmp_path / "x.db").execute("SELECT count(*) FROM _migrations").fetchone()
     assert rows[0] == len(MIGRATIONS)
     mode = sqlite3.connect(tmp_path / "x.db").execute("PRAGMA journal_mode").fetchone()[0]
@@ -22,7 +22,7 @@ def test_migrations_are_numbered_recorded_and_idempotent(tmp_path):
 
 
 def test_sessions_crud_and_messages(tmp_path):
-    store = SessionStore(Database(tmp_path / "s.db"))
+    store = SessionStore(SQLiteDatabase(tmp_path / "s.db"))
     a = store.create("First")
     b = store.create()
     assert b.name.startswith("Chat ")
