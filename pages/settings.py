@@ -3,6 +3,11 @@
 Non-secret settings are saved to ``<data_dir>/settings.json`` by ``rag_core.save_settings``.
 Keys are never saved nor shown back: they live in ``st.session_state`` and reach rag_core
 as overrides of ``load_settings``. Fields set by ``DOCENT_*`` variables are read-only here.
+
+Saved values that could not be used (a hand-edited file, say) are flagged on their fields,
+which show the default in use; saving writes the file afresh. What is typed is checked
+against the same limits before anything is saved: each widget is bounded by its field's,
+and the values are checked once more as a whole, with a message per field.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from typing import Any, get_args
 import streamlit as st
 
 from rag_core import DocentError, DocentSettings, env_pinned_fields, load_settings, save_settings
-from rag_core.settings import form_fields, leaf_fields
+from rag_core.settings import Rejected, check_values, form_fields, leaf_fields, saved_notice
 from ui.common import (
     TYPED_KEYS,
     current_settings,
@@ -24,11 +29,13 @@ from ui.common import (
     typed_keys,
 )
 from ui.confirm import confirm
+from ui.markdown import escape_markdown
 
 SAVED_NOTES = "settings_saved_notes"
 
 pinned = env_pinned_fields()
 FIELDS = leaf_fields()  # every setting by its flat name (top_k, not retrieval.top_k)
+flagged: dict[str, Rejected] = {}  # saved values that could not be used: the default is shown
 
 
 def describe(name: str) -> dict[str, Any]:
@@ -36,20 +43,39 @@ def describe(name: str) -> dict[str, Any]:
     text = FIELDS[name].description or ""
     if name in pinned:
         text += f"\n\nSet by the environment variable DOCENT_{name.upper()}: change it there."
+    if name in flagged:
+        bad = flagged[name]
+        text = (
+            f"⚠️ The saved value {bad.value!r} could not be used ({bad.reason}): the default is shown. "
+            f"Save the settings to replace it.\n\n{text}"
+        )
     return {"help": text, "disabled": name in pinned, "key": f"setting_{name}"}
+
+
+def flag(name: str, label: str) -> str:
+    return f"⚠️ {label}" if name in flagged else label
 
 
 def choose(s: DocentSettings, name: str, label: str) -> str:
     options = list(get_args(FIELDS[name].annotation))
-    return st.selectbox(label, options, index=options.index(s.value(name)), **describe(name))
+    return st.selectbox(flag(name, label), options, index=options.index(s.value(name)), **describe(name))
 
 
-def number(s: DocentSettings, name: str, label: str, **limits: Any) -> Any:
-    return st.number_input(label, value=s.value(name), **limits, **describe(name))
+def field_limits(name: str) -> dict[str, Any]:
+    """The widget's bounds: the field's own (``ge``/``le``), so what can be typed can be saved."""
+    info = FIELDS[name]
+    kind = info.annotation if info.annotation in (int, float) else float
+    names = {"ge": "min_value", "le": "max_value"}
+    return {names[k]: kind(getattr(m, k)) for m in info.metadata for k in names if getattr(m, k, None) is not None}
+
+
+def number(s: DocentSettings, name: str, label: str, **options: Any) -> Any:
+    kwargs = {**field_limits(name), **options}
+    return st.number_input(flag(name, label), value=s.value(name), **kwargs, **describe(name))
 
 
 def text(s: DocentSettings, name: str, label: str) -> str:
-    return st.text_input(label, str(s.value(name) or ""), **describe(name)).strip()
+    return st.text_input(flag(name, label), str(s.value(name) or ""), **describe(name)).strip()
 
 
 def field_widget(s: DocentSettings, name: str) -> Any:
@@ -60,12 +86,9 @@ def field_widget(s: DocentSettings, name: str) -> Any:
     if get_args(kind) and all(isinstance(option, str) for option in get_args(kind)):
         return choose(s, name, label)
     if kind is bool:
-        return st.toggle(label, value, **describe(name))
+        return st.toggle(flag(name, label), value, **describe(name))
     if kind in (int, float):
-        limits = {
-            k: kind(getattr(m, k)) for m in info.metadata for k in ("ge", "le") if getattr(m, k, None) is not None
-        }
-        return number(s, name, label, min_value=limits.get("ge"), max_value=limits.get("le"))
+        return number(s, name, label)
     if kind is str:
         return text(s, name, label)
     return value
@@ -90,37 +113,39 @@ def settings_form(s: DocentSettings, provider: str) -> dict[str, Any] | None:
         left, right = st.columns(2)
         with left:
             v["retrieval_mode"] = choose(s, "retrieval_mode", "Retrieval mode")
-            v["top_k"] = number(s, "top_k", "Passages retrieved (top-k)", min_value=1, max_value=50)
-            v["similarity_cutoff"] = number(
-                s, "similarity_cutoff", "Similarity cut-off", min_value=-1.0, max_value=1.0, step=0.05, format="%.2f"
-            )
+            v["top_k"] = number(s, "top_k", "Passages retrieved (top-k)")
+            v["similarity_cutoff"] = number(s, "similarity_cutoff", "Similarity cut-off", step=0.05, format="%.2f")
         with right:
             v["rerank_provider"] = choose(s, "rerank_provider", "Rerank")
-            v["rerank_top_n"] = number(s, "rerank_top_n", "Passages kept after rerank", min_value=1, max_value=50)
+            v["rerank_top_n"] = number(s, "rerank_top_n", "Passages kept after rerank")
             v["local_rerank_model"] = text(s, "local_rerank_model", "Cross-encoder folder (rerank 'local')") or None
 
         st.subheader("Conversation")
         left, right = st.columns(2)
         with left:
-            v["condense"] = st.toggle("Rewrite follow-up questions", s.condense, **describe("condense"))
+            v["condense"] = st.toggle(
+                flag("condense", "Rewrite follow-up questions"), s.condense, **describe("condense")
+            )
             v["history_search"] = st.toggle(
-                "Search follow-ups with the conversation", s.history_search, **describe("history_search")
+                flag("history_search", "Search follow-ups with the conversation"),
+                s.history_search,
+                **describe("history_search"),
             )
         with right:
-            v["memory_token_limit"] = number(
-                s, "memory_token_limit", "Memory (tokens of history)", min_value=0, step=100
-            )
+            v["memory_token_limit"] = number(s, "memory_token_limit", "Memory (tokens of history)", step=100)
             v["condense_token_limit"] = number(
-                s, "condense_token_limit", "History for the rewrite (tokens; 0: all the memory)", min_value=0, step=100
+                s, "condense_token_limit", "History for the rewrite (tokens; 0: all the memory)", step=100
             )
-        v["system_prompt"] = st.text_area("System prompt", s.system_prompt, height=140, **describe("system_prompt"))
+        v["system_prompt"] = st.text_area(
+            flag("system_prompt", "System prompt"), s.system_prompt, height=140, **describe("system_prompt")
+        )
 
         st.subheader("Documents")
         left, right = st.columns(2)
         with left:
-            v["chunk_size"] = number(s, "chunk_size", "Chunk size (tokens)", min_value=32, step=32)
+            v["chunk_size"] = number(s, "chunk_size", "Chunk size (tokens)", step=32)
         with right:
-            v["chunk_overlap"] = number(s, "chunk_overlap", "Chunk overlap (tokens)", min_value=0, step=8)
+            v["chunk_overlap"] = number(s, "chunk_overlap", "Chunk overlap (tokens)", step=8)
         st.caption("Chunk size and overlap apply to new uploads; rebuild the index to apply them to every document.")
         v["embed_provider"] = choose(s, "embed_provider", "Embedding model")
         st.caption("Changing the embedding model makes the index unusable until it is rebuilt (below).")
@@ -139,6 +164,13 @@ def settings_form(s: DocentSettings, provider: str) -> dict[str, Any] | None:
 
 
 def save(before: DocentSettings, values: dict[str, Any]) -> None:
+    # Checked first, field by field, against the limits settings.json is read with: nothing
+    # is saved unless every value can be used.
+    problems = check_values(values)
+    if problems:
+        for problem in problems.values():
+            st.error(f"Not saved: {problem}")
+        return
     # save_settings leaves out fields a DOCENT_* variable pins, so the variable's value
     # does not outlive the variable; the keys are never saved.
     try:
@@ -224,6 +256,10 @@ except DocentError as e:
     st.error(str(e))
     st.stop()
 st.caption(f"Data folder: `{settings.data_dir}`")
+notice = saved_notice(settings)
+if notice:
+    st.warning(escape_markdown(notice), icon="⚠️")
+flagged.update(settings.saved_report.fields if settings.saved_report else {})
 if pinned:
     st.info(
         "Set by environment variables (read-only here): " + ", ".join(f"DOCENT_{n.upper()}" for n in sorted(pinned))

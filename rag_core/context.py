@@ -23,7 +23,7 @@ from rag_core.jobs import JobRunner, job_runner
 from rag_core.providers.embeddings import build_embedding
 from rag_core.providers.llm import ProgressFn
 from rag_core.providers.models import ModelLoader
-from rag_core.settings import DocentSettings
+from rag_core.settings import DocentSettings, saved_notice
 from rag_core.storage import Backups, Database, DocumentRegistry, SessionStore, open_database
 from rag_core.suggestions import SuggestionService
 from rag_core.viewer import Viewer
@@ -45,7 +45,7 @@ class AppContext:
     jobs: JobRunner  # background uploads of this data folder (shared; sessions keep their job ids)
     recovered: list[str] = field(default_factory=list)  # interrupted ingestions removed on start
     reregistered: list[str] = field(default_factory=list)  # whole documents the registry had lost
-    notices: list[str] = field(default_factory=list)  # what start-up had to repair, for the user
+    notices: list[str] = field(default_factory=list)  # what start-up had to repair or ignore, for the user
     # Keyword-only, so they follow the defaulted fields yet need no None default (pages use them as is).
     viewer: Viewer = field(kw_only=True)  # page images and passages in context (rag_core/viewer.py)
     suggestions: SuggestionService = field(kw_only=True)  # suggested questions (rag_core/suggestions.py)
@@ -82,6 +82,8 @@ def build_context(
     every = settings.backup_interval_hours * 3600 or None
     backups = Backups(settings.paths.backups, every_s=every, keep=settings.backup_keep)
     db, notices = open_database(settings.paths.database, backups, repair=recover)
+    saved = saved_notice(settings)  # saved settings that could not be used: their defaults run
+    notices = [saved, *notices] if saved else notices
     sessions = SessionStore(db)
     registry = DocumentRegistry(db)
     ingestion = IngestionService(settings, index, registry)

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rag_core.cli.startup import settings_for
 from rag_core.errors import ConfigError
 from rag_core.evaluation import ANSWER, MODES, EvalQuestion, format_table, load_questions, prepare_corpus, run_eval
-from rag_core.settings import leaf_fields, load_settings
+from rag_core.settings import leaf_fields
 
 
 def register_eval(subparsers: Any) -> None:
@@ -63,10 +64,7 @@ def _overrides(pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    overrides = _overrides(args.set)
-    if getattr(args, "data_dir", None):
-        overrides["data_dir"] = Path(args.data_dir)
-    settings = load_settings(**overrides)
+    settings = settings_for(args, **_overrides(args.set))
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     questions: list[EvalQuestion] = []
     for path in args.questions:
