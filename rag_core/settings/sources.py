@@ -179,7 +179,7 @@ class Environment(EnvSettingsSource):
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         group = self.groups.get(field_name)
         if group is not None:
-            found = {n: v for n in group.model_fields if (v := self._lookup(n)) is not None}
+            found = {n: v for n in group.model_fields if (v := self.lookup(n)) is not None}
             return (found or None), field_name, False
         value, key, is_complex = super().get_field_value(field, field_name)
         if value is None and field_name in PLAIN_KEY_VARIABLES:
@@ -191,9 +191,10 @@ class Environment(EnvSettingsSource):
             return value  # already the group's fields, each as its variable says
         return super().prepare_field_value(field_name, field, value, value_is_complex)
 
-    def _lookup(self, name: str) -> str | None:
+    def lookup(self, name: str) -> str | None:
+        """The raw value of the variable that sets the field ``name`` (None when it is unset)."""
         return self.env_vars.get(self._apply_case_sensitive(f"{self.env_prefix}{name}"))
 
     def pinned(self) -> set[str]:
         """The fields a ``DOCENT_*`` variable sets (the provider keys' own variables aside)."""
-        return {name for name in leaf_fields(self.settings_cls) if self._lookup(name) is not None}
+        return {name for name in leaf_fields(self.settings_cls) if self.lookup(name) is not None}

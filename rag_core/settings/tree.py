@@ -256,7 +256,7 @@ class DocentSettings(BaseSettings):
         """The sources, highest first: values ``given`` (flat names), the variables of ``environ``
         (``os.environ`` when None), then ``settings.json`` in the data folder they name."""
         env = Environment(cls, environ)
-        data_dir = Path(given.get("data_dir") or env.env_vars.get("docent_data_dir") or _default_data_dir())
+        data_dir = Path(given.get("data_dir") or env.lookup("data_dir") or _default_data_dir())
         saved = SavedSettings(cls, DataDir(data_dir).settings_file, skip=env.pinned())
         return InitSettingsSource(cls, {**nest(cls, given), "data_dir": data_dir}), env, saved
 
