@@ -72,7 +72,6 @@ class ChatService:
         self.index = index
         self.sessions = sessions
         self.models = models
-        self.keywords = self.components.keywords
 
     # ------------------------------------------------------------------ answer
     def turn(self, question: str, session_id: str | None = None, **options: Unpack[TurnOptions]) -> Turn:
