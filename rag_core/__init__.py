@@ -7,7 +7,7 @@ Everything the Streamlit pages and the CLI do goes through these names
 # First, before any library below is imported: their telemetry off (see offline.py).
 import rag_core.offline  # noqa: F401  # isort: skip
 
-from rag_core.chat import AnswerStream, ChatService, ChatTurn
+from rag_core.chat import ChatService, ChatTurn, Turn
 from rag_core.context import AppContext, build_context
 from rag_core.errors import (
     ConfigError,
@@ -32,7 +32,6 @@ from rag_core.viewer import PageImage, PassageContext, Viewer
 
 __all__ = [
     "SUPPORTED_EXTS",
-    "AnswerStream",
     "AppContext",
     "ChatService",
     "ChatTurn",
@@ -61,6 +60,7 @@ __all__ = [
     "Session",
     "Source",
     "SuggestionService",
+    "Turn",
     "Upload",
     "Viewer",
     "build_context",

@@ -88,7 +88,8 @@ def build_context(
     registry = DocumentRegistry(db)
     ingestion = IngestionService(settings, index, registry)
     models = ModelLoader(settings, llm=llm, **({"reranker": reranker} if reranker is not None else {}))
-    chat = ChatService(settings, index, sessions, models)
+    suggestions = SuggestionService(settings, index, registry, models)
+    chat = ChatService(settings, index, sessions, models, suggestions)
     jobs = job_runner(settings.data_dir)
     ctx = AppContext(
         settings,
@@ -103,7 +104,7 @@ def build_context(
         jobs,
         notices=notices,
         viewer=Viewer(settings, registry, index),
-        suggestions=SuggestionService(settings, index, registry, models),
+        suggestions=suggestions,
     )
     if recover and index.mismatch() is None:
         report = recovery.recover(ingestion)
