@@ -21,10 +21,10 @@ import streamlit as st
 from rag_core import AppContext, DocentError, DocentSettings, IngestResult, Session, build_context, load_settings
 from ui.markdown import escape_markdown
 
-CHAT_PAGE = "pages/chat.py"
-UPLOAD_PAGE = "pages/upload.py"
-SETTINGS_PAGE = "pages/settings.py"
-EVALUATE_PAGE = "pages/evaluate.py"
+CHAT_PAGE = "app_pages/chat.py"
+UPLOAD_PAGE = "app_pages/upload.py"
+SETTINGS_PAGE = "app_pages/settings.py"
+EVALUATE_PAGE = "app_pages/evaluate.py"
 
 NEW_CHAT = "New chat"  # the name of a session until its first question names it
 SESSION_ID = "session_id"  # st.session_state key; the URL carries it as ?session=

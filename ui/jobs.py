@@ -41,7 +41,7 @@ def sidebar_indicator(ctx: AppContext) -> None:
             st.progress(
                 sum(v.fraction for v in running) / len(running), text=f"⏳ Indexing: {done} of {files} file(s) done"
             )
-            st.page_link("pages/upload.py", label="See the uploads", icon="📤")
+            st.page_link("app_pages/upload.py", label="See the uploads", icon="📤")
         for notice in notices:
             st.warning(escape_markdown(notice), icon="🛠️")
         if notices and st.button("Dismiss", key="dismiss_notices"):
