@@ -6,6 +6,10 @@ Each page renders and calls rag_core. With sign-in configured (``[auth]`` in
 ``.streamlit/secrets.toml``, see ``ui.auth``), a visitor who has not signed in is routed
 to the sign-in page alone.
 
+The pages live in ``app_pages/``, not ``pages/``: a ``pages/`` folder beside app.py puts
+Streamlit in its older folder-based mode, where a deep link (``/chat?session=…``, a reload
+after a restart) runs the page file without app.py, so without its sidebar and sign-in.
+
     streamlit run app.py
 """
 
@@ -32,7 +36,6 @@ from ui.common import (  # noqa: E402
     UPLOAD_PAGE,
     get_context,
     render_sidebar,
-    run_page,
 )
 
 if starting is not None:
@@ -51,4 +54,4 @@ if may_enter():
     render_account()
 else:
     navigation = st.navigation([st.Page(sign_in_page, title="Sign in", icon="🔒")], position="hidden")
-run_page(navigation)
+navigation.run()

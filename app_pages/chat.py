@@ -12,7 +12,7 @@ import streamlit as st
 
 from rag_core import AppContext, DocentError, Message, Session
 from ui.answer import FOLLOW_UPS, PENDING, render_answer, render_user, request_answer
-from ui.common import NEW_CHAT, UPLOAD_PAGE, current_session, ensure_routed, mismatch_notice, require_context
+from ui.common import NEW_CHAT, UPLOAD_PAGE, current_session, mismatch_notice, require_context
 from ui.exchange import import_report
 from ui.live import wait_for_answer, write_answer
 from ui.markdown import escape_markdown
@@ -152,7 +152,6 @@ def model_loading(ctx: AppContext) -> None:
         st.caption(f"⏳ Loading the local model in the background: {escape_markdown(ctx.models.loading)}")
 
 
-ensure_routed()
 ctx = require_context()
 session = current_session(ctx)
 st.title("💬 Chat")

@@ -17,7 +17,7 @@ import streamlit as st
 
 from rag_core import AppContext, DocentError, DocumentRecord
 from rag_core.evaluation import ANSWER, KNOWN_MODES, MODES, EvalQuestion, file_matches, parse_questions, run_eval
-from ui.common import UPLOAD_PAGE, ensure_llm, ensure_routed, mismatch_notice, progress_bar, require_context
+from ui.common import UPLOAD_PAGE, ensure_llm, mismatch_notice, progress_bar, require_context
 from ui.markdown import escape_markdown
 
 RESULT = "eval_result"  # {"result": run_eval's dict, "details": [...], "file": name}
@@ -199,7 +199,6 @@ def show_result(saved: dict[str, Any]) -> None:
 
 
 # ============================================================================ the page
-ensure_routed()
 ctx = require_context()
 st.title("📏 Evaluate")
 st.caption(

@@ -16,7 +16,6 @@ from rag_core.settings import form_fields, leaf_fields
 from ui.common import (
     TYPED_KEYS,
     current_settings,
-    ensure_routed,
     forget_contexts,
     get_context,
     mismatch_notice,
@@ -214,7 +213,6 @@ def index_section() -> None:
         rebuild_index(ctx)
 
 
-ensure_routed()
 st.title("⚙️ Settings")
 for note in st.session_state.pop(SAVED_NOTES, []):
     st.success(note)

@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from rag_core import SUPPORTED_EXTS, AppContext, DocentError, IngestResult, JobView, Upload
-from ui.common import ensure_routed, human_size, mismatch_notice, require_context
+from ui.common import human_size, mismatch_notice, require_context
 from ui.confirm import confirm
 from ui.jobs import add_job, session_jobs
 from ui.markdown import escape_markdown
@@ -188,7 +188,6 @@ def documents_table(ctx: AppContext) -> None:
         st.rerun()
 
 
-ensure_routed()
 ctx = require_context()
 st.title("📤 Upload")
 mismatch_notice(ctx)

@@ -9,12 +9,8 @@ same conversation), keys typed on the Settings page, and a question whose answer
 from __future__ import annotations
 
 import hashlib
-import runpy
-import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
@@ -29,35 +25,6 @@ EVALUATE_PAGE = "app_pages/evaluate.py"
 NEW_CHAT = "New chat"  # the name of a session until its first question names it
 SESSION_ID = "session_id"  # st.session_state key; the URL carries it as ?session=
 TYPED_KEYS = "typed_keys"  # {"openai_api_key": ..., "cohere_api_key": ...}, never saved
-
-
-# ============================================================================ routing
-APP = Path(__file__).resolve().parents[1] / "app.py"
-_router = threading.local()  # app.py and the page it runs share the script-runner thread
-
-
-def run_page(navigation: Any) -> None:
-    """Run the page ``st.navigation`` chose (the last line of app.py), marked as routed."""
-    _router.active = True
-    try:
-        navigation.run()
-    finally:
-        _router.active = False
-
-
-def ensure_routed() -> None:
-    """Make sure this page runs under app.py's router; the first call of every page.
-
-    With a ``pages/`` folder beside app.py, Streamlit starts in its older folder-based
-    mode and, until app.py has called ``st.navigation`` once in this process, runs a page
-    file on its own: a deep link such as ``/chat?session=…`` (a bookmark, a reload after
-    a restart) would show the page without app.py, so without the sidebar and under the
-    file's name. (AppTest starts every run in that mode.) Then this runs app.py in place
-    (which runs this page again, routed) and stops the unrouted run.
-    """
-    if not getattr(_router, "active", False):
-        runpy.run_path(str(APP), run_name="__docent_app__")
-        st.stop()
 
 
 # ============================================================================ context
