@@ -13,16 +13,9 @@ import streamlit as st
 
 from rag_core import DocentError, DocentSettings, env_pinned_fields, load_settings, save_settings
 from rag_core.settings import form_fields, leaf_fields
-from ui.common import (
-    TYPED_KEYS,
-    current_settings,
-    forget_contexts,
-    get_context,
-    mismatch_notice,
-    rebuild_index,
-    typed_keys,
-)
 from ui.confirm import confirm
+from ui.context import TYPED_KEYS, current_settings, forget_contexts, get_context, typed_keys
+from ui.rebuild import mismatch_notice, rebuild_index
 
 SAVED_NOTES = "settings_saved_notes"
 

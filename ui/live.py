@@ -23,8 +23,8 @@ import streamlit as st
 
 from rag_core import AppContext, DocentError
 from ui.answer import FOLLOW_UPS
-from ui.common import ensure_llm
 from ui.markdown import escape_markdown, inert_markdown
+from ui.progress import ensure_llm
 from ui.sources import sources_caption
 
 logger = logging.getLogger(__name__)
