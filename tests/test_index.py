@@ -15,12 +15,15 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from rag_core import build_context
 from rag_core.files import FolderLock
 from rag_core.health import check
 from tests.test_crash import cli, cli_env, json_lines
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # real `python -m rag_core` processes beside each other
 WAITING = "waiting for the write lock"
 TOPICS = {
     "a": ["anchovy", "albatross", "avalanche"],
