@@ -105,19 +105,21 @@ def prepared(tmp_path_factory) -> tuple[Path, Path]:
     return data, big_manual(base / "big.pdf")
 
 
-@pytest.mark.slow  # CLI processes: the data folder made, the ingest killed, then check, repair, ingest again
 def wait_for_progress(terminal: int, proc: subprocess.Popen, wanted: re.Pattern[str], timeout: float = 240) -> str:
     """Read the progress an ingest draws on its terminal until a line matches ``wanted``."""
     seen = ""
+    readable = select.poll()  # not select.select: a long test run holds file descriptors past 1024
+    readable.register(terminal, select.POLLIN)
     deadline = time.monotonic() + timeout
     while not wanted.search(seen):
         assert proc.poll() is None, f"ingest ended before the kill: {seen[-300:]!r}"
         assert time.monotonic() < deadline, f"no progress matching {wanted.pattern!r}: {seen[-300:]!r}"
-        if select.select([terminal], [], [], 1.0)[0]:
+        if readable.poll(1000):
             seen += os.read(terminal, 4096).decode(errors="replace")
     return seen
 
 
+@pytest.mark.slow  # CLI processes: the data folder made, the ingest killed, then check, repair, ingest again
 @pytest.mark.parametrize("moment", ["row turned pending", "two batches embedded"])
 def test_sigkill_mid_ingestion_leaves_the_document_whole_or_absent(prepared, tmp_path, moment):
     template, big = prepared
