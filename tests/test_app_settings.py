@@ -16,7 +16,7 @@ from tests.test_app import (
     texts,
 )
 
-PAGE = "pages/settings.py"
+PAGE = "app_pages/settings.py"
 pytestmark = pytest.mark.usefixtures("data_dir")
 
 

@@ -13,6 +13,7 @@ import pytest
 from tests.pdfgen import ZEPHYR_PAGES, make_pdf
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # every test runs `python -m rag_core` processes
 
 
 def run(args, data_dir, stdin=None, extra_env=None, check=True):

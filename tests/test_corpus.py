@@ -140,6 +140,7 @@ def text_of(ctx, name: str) -> str:
 
 # --------------------------------------------------------------------------- the real corpus
 @pytest.mark.shared
+@pytest.mark.slow  # 113 files, among them a 619-page PDF and a 1225-page book
 def test_shared_corpus_file_by_file(shared_data, make_settings, caplog):
     corpus = shared_data / "corpus"
     if not corpus.is_dir():

@@ -32,7 +32,11 @@ from tests.tracing import (
 )
 
 _UNUSABLE = strace_unusable()
-pytestmark = [pytest.mark.skipif(_UNUSABLE is not None, reason=_UNUSABLE or ""), pytest.mark.timeout(600)]
+pytestmark = [
+    pytest.mark.skipif(_UNUSABLE is not None, reason=_UNUSABLE or ""),
+    pytest.mark.timeout(600),
+    pytest.mark.slow,  # real processes (streamlit, the CLI) under strace
+]
 
 
 @pytest.fixture(autouse=True)

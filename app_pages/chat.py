@@ -12,10 +12,13 @@ import streamlit as st
 
 from rag_core import AppContext, DocentError, Message, Session
 from ui.answer import FOLLOW_UPS, PENDING, render_answer, render_user, request_answer
-from ui.common import NEW_CHAT, UPLOAD_PAGE, current_session, ensure_routed, mismatch_notice, require_context
+from ui.context import require_context
+from ui.current_session import NEW_CHAT, current_session
 from ui.exchange import import_report
 from ui.live import wait_for_answer, write_answer
 from ui.markdown import escape_markdown
+from ui.navigation import UPLOAD_PAGE
+from ui.rebuild import mismatch_notice
 from ui.sources import open_from_link, show_viewer
 
 FAILED = "failed_question"  # {"session": id, "question": text, "error": message, "request": the request}
@@ -152,7 +155,6 @@ def model_loading(ctx: AppContext) -> None:
         st.caption(f"⏳ Loading the local model in the background: {escape_markdown(ctx.models.loading)}")
 
 
-ensure_routed()
 ctx = require_context()
 session = current_session(ctx)
 st.title("💬 Chat")

@@ -18,18 +18,10 @@ import streamlit as st
 
 from rag_core import DocentError, DocentSettings, env_pinned_fields, load_settings, save_settings
 from rag_core.settings import Rejected, check_values, form_fields, leaf_fields, saved_notice
-from ui.common import (
-    TYPED_KEYS,
-    current_settings,
-    ensure_routed,
-    forget_contexts,
-    get_context,
-    mismatch_notice,
-    rebuild_index,
-    typed_keys,
-)
 from ui.confirm import confirm
+from ui.context import TYPED_KEYS, current_settings, forget_contexts, get_context, typed_keys
 from ui.markdown import escape_markdown
+from ui.rebuild import mismatch_notice, rebuild_index
 
 SAVED_NOTES = "settings_saved_notes"
 
@@ -246,7 +238,6 @@ def index_section() -> None:
         rebuild_index(ctx)
 
 
-ensure_routed()
 st.title("⚙️ Settings")
 for note in st.session_state.pop(SAVED_NOTES, []):
     st.success(note)

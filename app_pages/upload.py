@@ -15,10 +15,12 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from rag_core import SUPPORTED_EXTS, AppContext, DocentError, IngestResult, JobView, Upload
-from ui.common import ensure_routed, human_size, mismatch_notice, require_context
 from ui.confirm import confirm
+from ui.context import require_context
+from ui.formatting import human_size
 from ui.jobs import add_job, session_jobs
 from ui.markdown import escape_markdown
+from ui.rebuild import mismatch_notice
 
 SEEN = "upload_seen"  # uploader file_id -> job id, or "asked": a rerun never sends a file twice
 QUESTIONS = "upload_questions"  # file_id -> (name, bytes): waiting for replace / keep both / skip
@@ -188,7 +190,6 @@ def documents_table(ctx: AppContext) -> None:
         st.rerun()
 
 
-ensure_routed()
 ctx = require_context()
 st.title("📤 Upload")
 mismatch_notice(ctx)

@@ -17,8 +17,11 @@ import streamlit as st
 
 from rag_core import AppContext, DocentError, DocumentRecord
 from rag_core.evaluation import ANSWER, KNOWN_MODES, MODES, EvalQuestion, file_matches, parse_questions, run_eval
-from ui.common import UPLOAD_PAGE, ensure_llm, ensure_routed, mismatch_notice, progress_bar, require_context
+from ui.context import require_context
 from ui.markdown import escape_markdown
+from ui.navigation import UPLOAD_PAGE
+from ui.progress import ensure_llm, progress_bar
+from ui.rebuild import mismatch_notice
 
 RESULT = "eval_result"  # {"result": run_eval's dict, "details": [...], "file": name}
 CONDENSE_CACHE = "condense-cache.jsonl"  # in the data folder: a rerun reuses the LLM's rewrites
@@ -199,7 +202,6 @@ def show_result(saved: dict[str, Any]) -> None:
 
 
 # ============================================================================ the page
-ensure_routed()
 ctx = require_context()
 st.title("📏 Evaluate")
 st.caption(
