@@ -199,12 +199,12 @@ class OcrRequest:
 _MEMORY_WORDS = ("failed to map segment", "cannot allocate memory", "bad_alloc", "failed to allocate")
 
 
-def _out_of_memory_as_such(call: Callable[[], Any]) -> Any:
-    """``call()``, with the ways a native library says it ran out of address space (a shared
+def _out_of_memory_as_such(call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)``, with the ways a native library says it ran out of address space (a shared
     object that cannot be mapped, onnxruntime's failed allocation) raised as MemoryError, so
     that the budget reports memory, not a bug."""
     try:
-        return call()
+        return call(*args)
     except MemoryError:
         raise
     except Exception as e:
@@ -239,6 +239,6 @@ def ocr_pages(path: Path, numbers: list[int], request: OcrRequest, lock: threadi
                     page.close()
             finally:
                 pdf.close()
-        out[number] = _out_of_memory_as_such(lambda: reader.read(image))
+        out[number] = _out_of_memory_as_such(reader.read, image)
         del image
     return out
