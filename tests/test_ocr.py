@@ -109,6 +109,7 @@ def test_a_page_over_its_time_allowance_is_refused_with_what_ran_out(mixed_pdf, 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux")
 def test_ocr_over_the_memory_budget_is_refused_with_what_ran_out(mixed_pdf):
+    budget._close_idle()  # a fresh worker: the model is not loaded yet, and must be within the budget
     with pytest.raises(IngestError) as e:
         load_file_guarded(mixed_pdf, "mixed.pdf", "sha", ocr=True, memory_mb=128, ocr_memory_mb=0)
     assert e.value.reason == (
