@@ -60,6 +60,7 @@ class PageImage:
     found: bool = False  # the highlight text was located on the page
     width: int = 0
     height: int = 0
+    ocr: bool = False  # the page's text was read by OCR from the scan shown
 
 
 @dataclass
@@ -166,7 +167,7 @@ class Viewer:
         cached = self._cached(png_path, meta_path)
         if cached is not None:
             return cached
-        scanned = read_sidecar(sidecar_path(self.settings.data_dir, record.sha256)).get(page) if folded else None
+        scanned = read_sidecar(sidecar_path(self.settings.data_dir, record.sha256)).get(page)
         image = self._render(path, name, page, highlight if folded else None, zoom, scanned)
         atomic_write(png_path, image.png)
         meta = {k: v for k, v in asdict(image).items() if k != "png"}
@@ -217,7 +218,9 @@ class Viewer:
             _draw(image, boxes)
         buf = io.BytesIO()
         image.save(buf, format="PNG")
-        return PageImage(buf.getvalue(), page, pages, boxes, bool(boxes), image.width, image.height)
+        return PageImage(
+            buf.getvalue(), page, pages, boxes, bool(boxes), image.width, image.height, scanned is not None
+        )
 
     @staticmethod
     def _boxes(pdf_page, bitmap, highlight: str) -> list[Box]:

@@ -151,7 +151,7 @@ def test_an_ingested_scan_is_searchable_viewable_by_its_boxes_and_deleted_with_i
     rows = OcrPage.from_json(stored["pages"]["1"]).rows
     revenue = next(row for row in rows if row[0].text.startswith("Revenue"))
     image = ctx.viewer.page_image("mixed.pdf", 1, highlight=" ".join(s.text for s in revenue))
-    assert image.found and len(image.boxes) == len(revenue)
+    assert image.found and image.ocr and len(image.boxes) == len(revenue)
     png = Image.open(io.BytesIO(image.png))
     for seg, drawn in zip(revenue, image.boxes, strict=True):
         expected = (seg.box[0] * png.width, seg.box[1] * png.height, seg.box[2] * png.width, seg.box[3] * png.height)
@@ -166,7 +166,8 @@ def test_an_ingested_scan_is_searchable_viewable_by_its_boxes_and_deleted_with_i
         < 0.05
     )
     # A passage of the text page is still found in PDFium's text layer.
-    assert ctx.viewer.page_image("mixed.pdf", 2, highlight="42 litres per minute").found
+    text_page = ctx.viewer.page_image("mixed.pdf", 2, highlight="42 litres per minute")
+    assert text_page.found and not text_page.ocr
 
     # The same file under another name reuses the sidecar: no page is read again.
     said.clear()
