@@ -78,21 +78,22 @@ class OcrPage:
 
 
 def reading_order(items: list[tuple[Box, str]]) -> OcrPage:
-    """Segments grouped into rows: a segment whose vertical middle lies within the band of the
-    row's first segment joins it (a table's cells on one line), else it starts the next row.
-    Two columns of prose are read across, row by row: tables matter more here."""
+    """Segments grouped into rows: a segment joins the row when its vertical middle and the
+    middle of the row's first segment are within half the smaller of their heights (a table's
+    cells on one line; a tall heading does not swallow the line beside it), else it starts the
+    next row. Two columns of prose are read across, row by row: tables matter more here."""
     rows: list[list[OcrSegment]] = []
-    band = (0.0, 0.0)
+    anchor = (0.0, 0.0)  # middle and height of the current row's first segment
     for box, text in sorted(items, key=lambda it: ((it[0][1] + it[0][3]) / 2, it[0][0])):
         text = " ".join(text.split())
         if not text:
             continue
-        mid = (box[1] + box[3]) / 2
-        if rows and band[0] <= mid <= band[1]:
+        mid, height = (box[1] + box[3]) / 2, box[3] - box[1]
+        if rows and abs(mid - anchor[0]) <= 0.5 * min(height, anchor[1]):
             rows[-1].append(OcrSegment(text, box))
         else:
             rows.append([OcrSegment(text, box)])
-            band = (box[1], box[3])
+            anchor = (mid, height)
     for row in rows:
         row.sort(key=lambda s: s.box[0])
     return OcrPage(rows)
