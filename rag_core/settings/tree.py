@@ -203,6 +203,12 @@ class DocentSettings(BaseSettings):
         le=1_048_576,
         description="Most memory reading one file may take before it is refused, in MB.",
     )
+    ocr: bool = Field(
+        default=True,
+        description="Read PDF pages without a text layer (scans) by OCR, offline (RapidOCR: Chinese, English, "
+        "Japanese, Latin-script languages; docs/ocr.md). Each scanned page adds parse_timeout_s to the file's time "
+        "budget. Off: such PDFs are refused as needing OCR.",
+    )
     backup_interval_hours: float = Field(
         default=24.0,
         ge=0,
