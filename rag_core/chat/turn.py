@@ -330,6 +330,8 @@ class Turn:
         if isinstance(figures, dict) and "prompt_n" in figures:
             self.timings["prompt_read_tokens"] = int(figures.get("prompt_n") or 0)
             self.timings["prompt_cached_tokens"] = int(figures.get("cache_n") or 0)
+            if figures.get("predicted_per_second"):
+                self.timings["decode_tokens_per_s"] = round(float(figures["predicted_per_second"]), 2)
         threads = raw.get("threads") if raw else None
         if isinstance(threads, dict):  # the local model's threads for this answer (providers.threads)
             self.timings.update({k: v for k, v in threads.items() if isinstance(v, (int, float))})

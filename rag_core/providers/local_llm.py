@@ -119,6 +119,10 @@ class LlamaCppLLM(CustomLLM):
         prompt reading from the same empty cache). Returns the seconds loading took."""
         return self._get_engine().reload()
 
+    def unload(self) -> None:
+        """Free the model's memory (every LLM on this model file shares it); the next use loads it."""
+        self._get_engine().unload()
+
     def _request(self, prompt: str, stream: bool, **kwargs: Any) -> dict[str, Any]:
         """The llama.cpp request; per-call ``max_tokens``/``temperature``/``seed``/``stop`` win."""
 
