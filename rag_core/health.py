@@ -88,7 +88,7 @@ def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
         "documents": len(indexed),
         "chunks": ctx.index.chunk_count(),
         "docstore_entries": len(ctx.index.docstore.get_all_document_hashes()),
-        "sessions": len(ctx.sessions.list()),
+        "sessions": ctx.sessions.total(),
         "embed_model": ctx.index.embed_name,
         "ingesting": ingesting,
         "interrupted": interrupted,
