@@ -306,10 +306,9 @@ class DocentSettings(BaseSettings):
         (``os.environ`` when None), then ``settings.json`` in the data folder they name."""
         env = Environment(cls, environ)
         data_dir = Path(given.get("data_dir") or env.lookup("data_dir") or _default_data_dir())
-        database = given.get("database_url") or env.lookup("database_url")
-        if hasattr(database, "get_secret_value"):
-            database = database.get_secret_value()
-        saved = SavedSettings(cls, DataDir(data_dir).settings_file, skip=env.pinned(), database=database or None)
+        url: Any = given.get("database_url") or env.lookup("database_url")
+        database = str(url.get_secret_value() if isinstance(url, SecretStr) else url or "") or None
+        saved = SavedSettings(cls, DataDir(data_dir).settings_file, skip=env.pinned(), database=database)
         return InitSettingsSource(cls, {**nest(cls, given), "data_dir": data_dir}), env, saved
 
     @classmethod

@@ -74,3 +74,8 @@ class Database(ABC):
     @abstractmethod
     def close(self) -> None:
         """Close this thread's connection."""
+
+    def describe(self) -> dict[str, Any]:
+        """What ``check`` reports about the database itself."""
+        applied = self.applied_migrations()
+        return {"kind": self.dialect.name, "location": self.location, "migration": applied[-1] if applied else None}

@@ -100,5 +100,15 @@ class PostgresDatabase(Database):
     def applied_migrations(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM _migrations ORDER BY name")]
 
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        row = self.query("SELECT current_setting('server_version'), pg_database_size(current_database())")[0]
+        out.update(
+            server_version=row[0],
+            size_mb=round(int(row[1]) / 1e6, 1),
+            backups="not taken by Docent: pg_dump on the server's schedule (docs/team.md)",
+        )
+        return out
+
     def close(self) -> None:
         """Nothing per thread to close: connections go back to the pool after each use."""

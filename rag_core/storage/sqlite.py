@@ -109,5 +109,14 @@ class SQLiteDatabase(Database):
                 f"BEGIN IMMEDIATE; {fn(SQLITE)}; INSERT INTO _migrations VALUES ('{fn.__name__}', {time.time()}); COMMIT;"
             )
 
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        out["size_mb"] = round(self.path.stat().st_size / 1e6, 1) if self.path.exists() else 0.0
+        if self.backups is not None:
+            newest = self.backups.list()
+            out["backups"] = len(newest)
+            out["newest_backup"] = newest[0].name if newest else None
+        return out
+
     def applied_migrations(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM _migrations ORDER BY name")]
