@@ -304,6 +304,24 @@ def open_index(settings: DocentSettings, embed_model: BaseEmbedding, kv: Databas
         return index
 
 
+def unreachable_server(error: BaseException, settings: DocentSettings) -> str | None:
+    """What to tell the user when ``error`` is the Chroma server not answering (None when it is
+    something else): the page says it instead of a traceback, and the next action tries again."""
+    if not settings.chroma_host:
+        return None
+    import httpx
+
+    seen: BaseException | None = error
+    while seen is not None and not isinstance(seen, httpx.TransportError):
+        seen = seen.__cause__ or seen.__context__
+    if seen is None:
+        return None
+    return (
+        f"The Chroma server at {settings.chroma_host}:{settings.chroma_port} cannot be reached ({seen}). Your "
+        "question was kept; ask again once it is back (Docent reconnects by itself). Check that `chroma run` is running."
+    )
+
+
 def _write_lock(settings: DocentSettings) -> Any:
     """The data folder's lock, or the database server's when the state lives in PostgreSQL."""
     if settings.database:
