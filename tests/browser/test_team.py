@@ -223,8 +223,8 @@ def test_kill_9_of_one_process_while_it_answers(team: Team, browser: Browser) ->
     try:
         ana = signed_in(browser, team, team.a, ANA)
         sign_in_again(ana, team, team.b, ANA)  # for later, when A is gone
-        ana.goto(team.a.url)
-        go(ana, "Chat")
+        ana.goto(team.a.url)  # the Chat page is the default one
+        expect(ana.get_by_test_id("stChatInputTextArea")).to_be_visible()
         new_chat(ana)
         ask(ana, "Where did the Orion project launch?")
         expect(answers(ana).last).to_contain_text(PADDING, timeout=120_000)  # it is streaming
