@@ -10,7 +10,9 @@ process this benchmark starts), and with an ingest running in the same app proce
 
 The ratios are only worth reading on a machine otherwise quiet: ``machine_state`` reads the
 load average and what other processes use, and the result says when they were not idle.
-``run_levers`` (``bench --busy-levers``) measures each lever on and off.
+``run_levers`` (``bench --busy-levers``) measures each lever on and off, but for the short
+spin (``llm_short_spin``): libgomp reads it once per process, so it is measured by running
+``bench --busy-levers`` again with ``DOCENT_LLM_SHORT_SPIN=false``.
 """
 
 from __future__ import annotations
@@ -169,6 +171,8 @@ def bench_busy(
         ingest = summary(ask_all(ctx, questions, still))
     out = {
         "questions": len(questions),
+        "short_spin": ctx.settings.llm_short_spin,
+        "llm_threads": ctx.settings.llm_threads,
         "machine": state,
         "loaded": not state["idle"],
         "idle": idle,
@@ -209,7 +213,12 @@ def run_levers(
     report(f"levers: indexing {len(indexed)} filings for {len(questions)} questions…")
     base = fresh_context(settings, "levers")
     base.ingestion.ingest_paths(indexed)
-    out: dict[str, Any] = {"machine": machine_state(), "questions": len(questions), "levers": {}}
+    out: dict[str, Any] = {
+        "machine": machine_state(),
+        "questions": len(questions),
+        "short_spin": settings.llm_short_spin,
+        "levers": {},
+    }
     cores = usable_cores()
     for name, update, passes in LEVERS:
         update = {**update, "llm_threads": cores} if update.get("llm_threads") == -1 else update

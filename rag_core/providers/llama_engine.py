@@ -43,15 +43,27 @@ logger = logging.getLogger(__name__)
 # prompts of 1,000 tokens: a few conversations' worth.
 PROMPT_CACHE_MIB = 256
 
+# How llama.cpp's threads wait for each other. This build of llama.cpp uses OpenMP: its
+# threads meet at ``#pragma omp barrier`` after each operation, and the ``poll`` of its
+# cpuparams is not read. libgomp spins a waiting thread GOMP_SPINCOUNT times before it sleeps
+# (300,000 by default: milliseconds); a thread spinning on a core another program shares takes
+# the time the thread it waits for needs. A short spin (tens of microseconds) keeps the
+# hand-over between threads quick on free cores and sleeps soon on a shared one. libgomp reads
+# it once, when it is loaded (the first model load of the process); set only around that load,
+# and never over a value the user gave (GOMP_SPINCOUNT or OMP_WAIT_POLICY in the environment).
+SHORT_SPIN = "10000"
+SPIN_VARIABLES = ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")
+
 
 class LlamaEngine:
     """One loaded model: the xllamacpp server, its threads, and the lock that serialises
     generations. ``n_threads`` > 0 fixes the threads; 0 or less chooses them per generation."""
 
-    def __init__(self, model_path: str, context_window: int, n_threads: int) -> None:
+    def __init__(self, model_path: str, context_window: int, n_threads: int, short_spin: bool = True) -> None:
         self.model_path = model_path
         self.context_window = context_window
         self.n_threads = n_threads
+        self.short_spin = short_spin  # read at the process's first load only (SHORT_SPIN)
         self.lock = threading.Lock()  # held by the caller around a generation
         self.server: Any = None
         self.choice: ThreadChoice | None = None  # the threads the loaded server runs with
@@ -134,7 +146,7 @@ class LlamaEngine:
         path = Path(self.model_path)
         check_gguf_file(path)
         try:
-            import xllamacpp
+            xllamacpp = import_runtime(self.short_spin)
         except ImportError as exc:  # pragma: no cover - xllamacpp is a hard dependency
             raise ModelError(
                 f"The local LLM runtime xllamacpp cannot be imported ({exc}). "
@@ -187,14 +199,14 @@ class LlamaEngine:
         return server
 
 
-_ENGINES: dict[tuple[str, int, int], LlamaEngine] = {}
+_ENGINES: dict[tuple[str, int, int, bool], LlamaEngine] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
-def shared_engine(model_path: str, context_window: int, n_threads: int) -> LlamaEngine:
+def shared_engine(model_path: str, context_window: int, n_threads: int, short_spin: bool = True) -> LlamaEngine:
     """The shared engine for this model file and load-time settings (sampling is per request);
     ``n_threads`` 0 or less: threads chosen per generation."""
-    key = (str(Path(model_path).expanduser().resolve()), context_window, max(0, n_threads))
+    key = (str(Path(model_path).expanduser().resolve()), context_window, max(0, n_threads), short_spin)
     with _ENGINES_LOCK:
         engine = _ENGINES.get(key)
         if engine is None:
@@ -214,3 +226,26 @@ def check_gguf_file(path: Path) -> None:
         ) from exc
     if magic != b"GGUF":
         raise ModelError(f"{path} is not a GGUF model file. Delete it to have it assembled again.")
+
+
+def resolve_threads(n_threads: int) -> int:
+    """Threads for a server started once (``serve-model``): a number fixes them, 0 or less is
+    every core this process may use (a team's server has its machine to itself)."""
+    return n_threads if n_threads > 0 else usable_cores()
+
+
+def import_runtime(short_spin: bool) -> Any:
+    """``xllamacpp``, its OpenMP runtime told to spin briefly (``SHORT_SPIN``) when this import
+    is the one that loads it and the user set no wait policy; the environment is left as found."""
+    import sys
+
+    if not short_spin or "xllamacpp" in sys.modules or any(v in os.environ for v in SPIN_VARIABLES):
+        import xllamacpp
+
+        return xllamacpp
+    os.environ["GOMP_SPINCOUNT"] = SHORT_SPIN
+    try:
+        import xllamacpp
+    finally:
+        os.environ.pop("GOMP_SPINCOUNT", None)
+    return xllamacpp

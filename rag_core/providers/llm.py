@@ -46,6 +46,7 @@ def build_local(settings: DocentSettings, progress: ProgressFn | None = None) ->
         max_new_tokens=settings.llm_max_new_tokens,
         temperature=settings.llm_temperature,
         n_threads=settings.llm_threads,  # 0: chosen per answer for the free cores
+        short_spin=settings.llm_short_spin,
     )
 
 

@@ -81,6 +81,10 @@ class LlamaCppLLM(CustomLLM):
         description="CPU threads; 0 or less: chosen before each answer for the cores other programs leave free.",
     )
     seed: int = Field(default=0, description="Sampling seed, for repeatable answers.")
+    short_spin: bool = Field(
+        default=True,
+        description="Threads waiting for each other spin briefly, then sleep (read at the process's first model load).",
+    )
 
     _engine: LlamaEngine | None = PrivateAttr(default=None)
 
@@ -105,7 +109,7 @@ class LlamaCppLLM(CustomLLM):
 
     def _get_engine(self) -> LlamaEngine:
         if self._engine is None:
-            self._engine = shared_engine(self.model_path, self.context_window, self.n_threads)
+            self._engine = shared_engine(self.model_path, self.context_window, self.n_threads, self.short_spin)
         return self._engine
 
     def load(self) -> float:
@@ -266,6 +270,7 @@ def build_local_llm(
     max_new_tokens: int = 512,
     temperature: float = 0.1,
     n_threads: int = 0,
+    short_spin: bool = True,
 ) -> LlamaCppLLM:
     """Build the default local LLM for a verified GGUF (see ``rag_core.model_store``).
 
@@ -278,4 +283,5 @@ def build_local_llm(
         max_new_tokens=max_new_tokens,
         temperature=temperature,
         n_threads=n_threads,
+        short_spin=short_spin,
     )

@@ -112,6 +112,11 @@ class DocentSettings(BaseSettings):
         description="CPU threads for the local model (0: chosen before each answer for the cores other programs "
         "leave free; a number fixes them).",
     )
+    llm_short_spin: bool = Field(
+        default=True,
+        description="The local model's threads, waiting for each other, spin briefly and then sleep instead of "
+        "spinning for milliseconds (libgomp's GOMP_SPINCOUNT; read when the model first loads in a process).",
+    )
     answer_pauses_indexing: bool = Field(
         default=True,
         description="While an answer is written, indexing in this app waits before its next embedding batch, "
