@@ -121,7 +121,7 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
     mark = timed("answer", mark)
     k = min(len(questions), args.busy_n)
     report(f"busy machine: {k} of those questions with one core kept busy, then with an ingest running…")
-    result["busy"] = bench_busy(ctx, questions[:k], result["answer"]["per_question"][:k], files, report)
+    result["busy"] = bench_busy(ctx, questions[:k], files, report)
     mark = timed("busy", mark)
     pairs = [json.loads(line) for line in FOLLOW_UPS.read_text(encoding="utf-8").splitlines() if line.strip()]
     pairs = [p for p in pairs if set(p["gold_files"]) <= names and p["history"][0]]
@@ -164,13 +164,14 @@ def run(args: argparse.Namespace) -> int:
     def report(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    if args.busy_levers:
-        from rag_core.bench.busy import run_levers
+    if args.busy_levers or args.busy_only:
+        from rag_core.bench.busy import LEVERS, run_levers
 
         docs = sec_docs(Path(args.docs) if args.docs else None)
         found = figure_questions(Path(args.questions) if args.questions else None, 200)
         settings = settings.model_copy(update={"llm_max_new_tokens": args.max_new_tokens})
-        levers = run_levers(settings, docs, found, args.busy_n, report)
+        only = (LEVERS[0][0],) if args.busy_only else None  # every lever on
+        levers = run_levers(settings, docs, found, args.busy_n, report, only)
         print(json.dumps({"date": dt.date.today().isoformat(), "commit": _commit(), **levers}, default=str))
         return 0
     result = run_full(settings, args, report)
@@ -211,6 +212,7 @@ def register_cli(sub: Any) -> None:
         action="store_true",
         help="only the busy-machine figures, each lever (thread choice, indexing pause) on and off",
     )
+    s.add_argument("--busy-only", action="store_true", help="only the busy-machine figures, every lever on")
     s.add_argument("--max-pages", type=int, default=100, help="with PDFs: pages per PDF at most")
     s.add_argument("--max-chunks", type=int, default=200, help="with PDFs: chunks to embed")
     s.add_argument("--llm", action="store_true", help="with PDFs: also time the configured LLM")

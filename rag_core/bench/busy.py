@@ -2,9 +2,9 @@
 of the same questions idle, with one core kept busy by another program (a plain CPU-bound
 process this benchmark starts), and with an ingest running in the same app process.
 
-- idle: Docent's own first turns of ``bench_first_turns`` (the same questions, just before);
-- busy: the questions again, the model reloaded first (so that no prompt of the idle pass is
-  reused from llama.cpp's cache) and a ``while True: pass`` process running;
+- idle: the questions as first turns, the model reloaded first (every pass starts from the same
+  empty prompt cache: no prompt of an earlier pass is reused);
+- busy: the questions again, reloaded again, while a ``while True: pass`` process runs;
 - ingesting: the same, reloaded again, while a job of this process indexes PDFs into another
   folder (so that the answers' prompts do not change), its embedding sharing the model.
 
@@ -149,18 +149,13 @@ def _reload(ctx: AppContext) -> None:
         reload()  # the same empty prompt cache for every pass
 
 
-def bench_busy(
-    ctx: AppContext, questions: list[dict[str, Any]], idle_rows: list[dict[str, Any]], files: list[Path], report: Report
-) -> dict[str, Any]:
-    """``ttft_busy_vs_idle``, ``decode_busy_vs_idle``, ``ttft_ingesting_vs_idle`` over ``questions``
-    (``idle_rows``: their Docent rows of ``bench_first_turns``)."""
+def bench_busy(ctx: AppContext, questions: list[dict[str, Any]], files: list[Path], report: Report) -> dict[str, Any]:
+    """``ttft_busy_vs_idle``, ``decode_busy_vs_idle``, ``ttft_ingesting_vs_idle`` over ``questions``,
+    asked three times in a row, each pass from the same empty prompt cache (the model reloaded)."""
     state = machine_state()
-    idle = summary(
-        [
-            {"id": r.get("id"), "ttft_s": r["docent"]["ttft_s"], "decode_tokens_per_s": _decode(r["docent"])}
-            for r in idle_rows
-        ]
-    )
+    _reload(ctx)
+    report(f"  idle: {len(questions)} questions")
+    idle = summary(ask_all(ctx, questions))
     _reload(ctx)
     with busy_core():
         report(f"  busy: {len(questions)} questions with one core kept busy by another process")
@@ -200,10 +195,16 @@ LEVERS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
 
 
 def run_levers(
-    settings: DocentSettings, docs: Path, questions: list[dict[str, Any]], n: int, report: Report
+    settings: DocentSettings,
+    docs: Path,
+    questions: list[dict[str, Any]],
+    n: int,
+    report: Report,
+    only: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
-    """Each lever on and off (``LEVERS``), the same questions idle / busy / ingesting, with the
-    model reloaded before each pass; 5 filings indexed to ask about (``bench --busy-levers``)."""
+    """Each lever on and off (``LEVERS``; ``only`` these), the same questions idle / busy /
+    ingesting, with the model reloaded before each pass; 5 filings indexed to ask about
+    (``bench --busy-levers``; ``bench --busy-only``: all of them on, nothing else)."""
     from rag_core.context import build_context
 
     files = sorted(docs.glob("*.pdf"))
@@ -220,7 +221,7 @@ def run_levers(
         "levers": {},
     }
     cores = usable_cores()
-    for name, update, passes in LEVERS:
+    for name, update, passes in [lever for lever in LEVERS if only is None or lever[0] in only]:
         update = {**update, "llm_threads": cores} if update.get("llm_threads") == -1 else update
         ctx = build_context(base.settings.model_copy(update=update))
         report(f"lever '{name}': {', '.join(passes)}…")
