@@ -8,6 +8,7 @@ import importlib.machinery
 import os
 import sys
 import types
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -34,13 +35,16 @@ class RuntimeFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 @pytest.fixture
-def runtime(monkeypatch: pytest.MonkeyPatch) -> RuntimeFinder:
+def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[RuntimeFinder]:
     finder = RuntimeFinder()
-    monkeypatch.delitem(sys.modules, "xllamacpp", raising=False)
+    real = sys.modules.pop("xllamacpp", None)
     monkeypatch.setattr(sys, "meta_path", [finder, *sys.meta_path])
     for name in llama_engine.SPIN_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    return finder
+    yield finder
+    sys.modules.pop("xllamacpp", None)  # the stand-in never outlives the test
+    if real is not None:
+        sys.modules["xllamacpp"] = real
 
 
 def test_the_first_load_spins_briefly_and_leaves_the_environment_as_found(runtime):
