@@ -13,6 +13,7 @@ from typing import Any
 
 from rag_core.errors import DocentError, NotFoundError
 from rag_core.payloads import Source
+from rag_core.storage.claims import SessionClaims
 from rag_core.storage.database import Database, Row
 
 
@@ -47,10 +48,12 @@ class Summary:
 
 
 class SessionStore:
-    """Create, list, rename, delete sessions; append and read their messages."""
+    """Create, list, rename, delete sessions; append and read their messages. ``claims``:
+    who is answering in a session (one question at a time, ``rag_core.storage.claims``)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.claims = SessionClaims(db)
 
     def create(self, name: str | None = None) -> Session:
         now = time.time()

@@ -76,7 +76,23 @@ def m003_summaries() -> str:
         """
 
 
-MIGRATIONS: list[Migration] = [m001_sessions, m002_documents, m003_summaries]
+def m004_session_claims() -> str:
+    """Who is answering in a session, so that a session answers one question at a time
+    across tabs and processes (``rag_core.storage.claims``)."""
+    return """
+        CREATE TABLE session_claims (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            owner TEXT NOT NULL,      -- the turn holding it (a random token)
+            host TEXT NOT NULL,       -- its machine and process: a holder that died is seen at once
+            pid INTEGER NOT NULL,
+            question TEXT NOT NULL,   -- what it answers, told to whoever waits
+            claimed REAL NOT NULL,
+            expires REAL NOT NULL     -- renewed while it answers; past it, anyone may take over
+        );
+        """
+
+
+MIGRATIONS: list[Migration] = [m001_sessions, m002_documents, m003_summaries, m004_session_claims]
 
 
 class SQLiteDatabase(Database):

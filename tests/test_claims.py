@@ -1,0 +1,202 @@
+"""One question at a time per conversation (rag_core.storage.claims), through the chat
+service and across real processes: the stored order is always question, answer, a waiting
+question hears what it waits for, and no claim outlives the turn or process that held it.
+
+Real SQLite file, real ``python -m rag_core`` processes; a scripted model in this process.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from rag_core import Busy, ProviderError, SessionBusyError
+from rag_core.storage import claims
+from tests.pdfgen import ZEPHYR_PAGES, make_pdf
+
+ROOT = Path(__file__).resolve().parents[1]
+FIRST = "How many litres per minute does the Zephyr pump deliver?"
+SECOND = "What battery does the Zephyr pump run on?"
+
+
+@pytest.fixture
+def indexed(ctx, tmp_path):
+    p = tmp_path / "zephyr.pdf"
+    make_pdf(ZEPHYR_PAGES, p)
+    ctx.ingestion.ingest_paths([p])
+    return ctx
+
+
+def roles_and_texts(ctx, sid: str) -> list[tuple[str, str]]:
+    return [(m.role, m.content) for m in ctx.sessions.messages(sid)]
+
+
+def test_a_second_question_waits_for_the_first_answer_and_reads_it_as_history(indexed, llm):
+    """Two tabs ask in one session at once. Before: stored question, question, answer,
+    answer, and the second answer read the first question, unanswered, as history."""
+    sid = indexed.sessions.create().id
+    llm.script(answers=["It delivers 42 litres per minute [1].", "It runs on a 12 V battery [1]."])
+    first = indexed.chat.turn(FIRST, sid)  # asked, searched, not answered yet: the first tab is writing
+    heard: list[Busy] = []
+    done: list[object] = []
+
+    def second_tab() -> None:
+        try:
+            done.append(indexed.chat.ask(SECOND, sid, waiting=heard.append))
+        except BaseException as e:  # noqa: BLE001 - handed to the test thread
+            done.append(e)
+
+    thread = threading.Thread(target=second_tab)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not heard and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert heard, "the second question did not wait"
+    assert heard[0].question == FIRST and not heard[0].elsewhere  # this process, another tab
+    assert roles_and_texts(indexed, sid) == [("user", FIRST)]  # the second question is not stored yet
+    first.result()
+    thread.join(timeout=60)
+    assert not thread.is_alive() and not isinstance(done[0], BaseException), done
+    assert roles_and_texts(indexed, sid) == [
+        ("user", FIRST),
+        ("assistant", "It delivers 42 litres per minute [1]."),
+        ("user", SECOND),
+        ("assistant", "It runs on a 12 V battery [1]."),
+    ]
+    second_prompt = llm.chats[-1]
+    assert any(m.content == "It delivers 42 litres per minute [1]." for m in second_prompt)  # its history
+    assert indexed.sessions.claims.holder(sid) is None
+
+
+def test_a_failed_or_dropped_answer_frees_the_session_and_is_no_history(indexed, llm):
+    sid = indexed.sessions.create().id
+    llm.script(answers=[RuntimeError("connection refused by endpoint")])
+    with pytest.raises(ProviderError):
+        indexed.chat.ask(FIRST, sid)
+    assert indexed.sessions.claims.holder(sid) is None  # nothing to wait for
+    llm.script(answers=["A 12 V battery [1]."])
+    indexed.chat.ask(SECOND, sid, waiting=lambda busy: pytest.fail(f"waited for {busy}"))
+    assert FIRST not in [m.content for m in llm.chats[-1]]  # a question without its answer is not history
+
+    dropped = indexed.chat.turn(FIRST, sid)  # a page that went away before reading the words
+    assert indexed.sessions.claims.holder(sid) is not None
+    dropped.close()
+    assert indexed.sessions.claims.holder(sid) is None
+    forgotten = indexed.chat.turn(SECOND, sid)  # never closed, never read: only dropped
+    del forgotten
+    gc.collect()
+    assert indexed.sessions.claims.holder(sid) is None  # its claim went with it
+
+
+def test_waiting_gives_up_with_a_clear_message(indexed, monkeypatch):
+    sid = indexed.sessions.create().id
+    held = indexed.chat.turn(FIRST, sid)
+    monkeypatch.setattr(claims, "POLL_S", 0.01)
+    with pytest.raises(SessionBusyError, match="still answering another question .*Yours was not asked"):
+        indexed.sessions.claims.take(sid, SECOND, max_wait_s=0.1)
+    assert [m.content for m in indexed.sessions.messages(sid)] == [FIRST]
+    held.close()
+
+
+def test_a_claim_of_another_machine_counts_until_its_lease_runs_out(ctx):
+    sid = ctx.sessions.create().id
+    now = time.time()
+    with ctx.db.connect() as c:
+        c.execute(
+            "INSERT INTO session_claims VALUES (?, 'theirs', 'another-host', 1, ?, ?, ?)",
+            (sid, FIRST, now - 10, now + 60),
+        )
+    busy = ctx.sessions.claims.try_take(sid, SECOND)
+    assert isinstance(busy, Busy) and busy.elsewhere and busy.question == FIRST
+    assert "asked in another window or by the command line 10 s ago" in busy.describe(now)
+    with ctx.db.connect() as c:  # it was not renewed: a hung or crashed holder
+        c.execute("UPDATE session_claims SET expires = ? WHERE session_id = ?", (now - 1, sid))
+    taken = ctx.sessions.claims.try_take(sid, SECOND)
+    assert isinstance(taken, claims.Claim)
+    taken.release()
+
+
+@pytest.mark.slow
+def test_a_process_killed_while_answering_leaves_the_session_free(ctx, tmp_path):
+    """A real process takes the claim (as a turn does) and is SIGKILLed: its pid is gone,
+    so the next question does not wait for the lease."""
+    sid = ctx.sessions.create().id
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from pathlib import Path\n"
+            "from rag_core.storage import SessionStore, SQLiteDatabase\n"
+            "store = SessionStore(SQLiteDatabase(Path(sys.argv[1])))\n"
+            "claim = store.claims.take(sys.argv[2], 'the question being answered')\n"
+            "print('held', flush=True)\n"
+            "time.sleep(600)\n",
+            str(ctx.settings.paths.database),
+            sid,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        busy = ctx.sessions.claims.holder(sid)
+        assert busy is not None and busy.elsewhere and busy.question == "the question being answered"
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(timeout=30)
+        assert ctx.sessions.claims.holder(sid) is None
+        taken = ctx.sessions.claims.try_take(sid, SECOND)
+        assert isinstance(taken, claims.Claim)
+        taken.release()
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+
+
+@pytest.mark.slow
+def test_the_cli_waits_for_an_answer_the_app_is_writing(indexed, llm, tmp_path):
+    """The app (this process) is answering in a session; ``python -m rag_core ask --session``
+    in the same data folder waits, says so on stderr, and asks once the answer is stored."""
+    session = indexed.sessions.create("shared chat")
+    llm.script(answers=["It delivers 42 litres per minute [1]."])
+    writing = indexed.chat.turn(FIRST, session.id)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCENT_")}
+    env.update(
+        DOCENT_DATA_DIR=str(indexed.settings.data_dir),
+        DOCENT_EMBED_PROVIDER="hash",
+        DOCENT_LLM_PROVIDER="extractive",
+    )
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "rag_core", "ask", SECOND, "--session", session.id, "--json"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert cli.stderr is not None
+        line = ""
+        deadline = time.monotonic() + 180
+        while "waiting" not in line and time.monotonic() < deadline and cli.poll() is None:
+            line = cli.stderr.readline()
+        assert line.startswith("waiting: this session is answering another question first"), line
+        assert FIRST in line
+        assert [m.role for m in indexed.sessions.messages(session.id)] == ["user"]
+        writing.result()
+        out, err = cli.communicate(timeout=180)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+    assert cli.returncode == 0, err
+    assert [m.role for m in indexed.sessions.messages(session.id)] == ["user", "assistant", "user", "assistant"]
+    assert [m.content for m in indexed.sessions.messages(session.id)][::2] == [FIRST, SECOND]
