@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core import AppContext, Session
+from ui.markdown import escape_markdown
 
 NEW_CHAT = "New chat"  # the name of a session until its first question names it
 SESSION_ID = "session_id"  # st.session_state key; the URL carries it as ?session=
@@ -26,7 +27,8 @@ def current_session(ctx: AppContext) -> Session:
     session = by_id.get(wanted) if wanted else None
     if session is None:
         if wanted:
-            st.toast(f"Conversation {wanted!r} does not exist any more; showing the latest one.", icon="ℹ️")
+            shown = escape_markdown(repr(wanted))  # from the address: anyone can write it
+            st.toast(f"Conversation {shown} does not exist any more; showing the latest one.", icon="ℹ️")
         session = sessions[0] if sessions else ctx.sessions.create(NEW_CHAT)
     select_session(session.id)
     return session

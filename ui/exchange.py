@@ -89,7 +89,7 @@ def import_box(ctx: AppContext) -> None:
         done = st.session_state.get(IMPORTED)
         if upload is not None and done is not None:
             if "error" in done:
-                st.error(done["error"])
+                st.error(escape_markdown(done["error"]))
             else:
                 st.caption(f"✅ Imported {done['messages']} message(s); what it found is above the chat.")
         st.button("Close", key="import_close", type="tertiary", on_click=_importing, args=(False,))
