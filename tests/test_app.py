@@ -27,6 +27,7 @@ from rag_core.providers.embeddings import HashEmbedding
 from rag_core.settings import form_fields
 from ui.jobs import UPLOAD_JOBS
 from ui.markdown import escape_markdown, inert_markdown
+from ui.sidebar import MANAGE
 
 REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "app.py"
@@ -557,6 +558,9 @@ def test_export_buttons_and_import_into_another_data_folder(
     session = ctx.sessions.create("Orion questions")
     ctx.chat.ask("Where did the Orion project launch?", session.id)
     at = open_app(session=session.id)
+    assert not at.sidebar.get("download_button")  # the exports are made only while their section is open
+    at.session_state[MANAGE] = True  # the user opens "Rename, export or delete this chat"
+    at.run()
     assert {b.label for b in at.sidebar.get("download_button")} == {"⬇️ JSON", "⬇️ Markdown"}
     exported = json.dumps(exchange.export_session(ctx, session.id)).encode()
 

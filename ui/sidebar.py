@@ -24,6 +24,7 @@ from ui.navigation import CHAT_PAGE
 
 SEARCH = "chat_search"
 MADE_HERE = "chats_made_here"  # ids of the chats this tab's "New chat" created
+MANAGE = "manage_chat"  # whether "Rename, export or delete this chat" is open
 
 
 def render_sidebar(ctx: AppContext) -> None:
@@ -48,8 +49,7 @@ def render_sidebar(ctx: AppContext) -> None:
                 day = day_label(session.updated, today)
                 st.caption(day)
             _session_button(session, current, repeated)
-        with st.expander("✏️ Rename, export or delete this chat"):
-            _manage_session(ctx, current)
+        manage_chat(ctx, current.id)
         import_box(ctx)
     sidebar_indicator(ctx)  # background uploads, start-up repairs (ui/jobs.py)
 
@@ -96,7 +96,21 @@ def day_label(timestamp: float, today: date) -> str:
     return f"{day.day} {day:%b %Y}"
 
 
-def _manage_session(ctx: AppContext, session: Session) -> None:
+@st.fragment
+def manage_chat(ctx: AppContext, session_id: str) -> None:
+    """Rename, export, delete: in a fragment, so that opening it (which makes the export
+    files, ``ui.exchange.export_buttons``) never interrupts an answer being written; the
+    exports are made only while it is open."""
+    try:
+        session = ctx.sessions.get(session_id)  # as stored now: a fragment's rerun keeps its arguments
+    except DocentError:
+        return  # deleted in another tab: the next run of the page shows another chat
+    box = st.expander("✏️ Rename, export or delete this chat", key=MANAGE, on_change="rerun")
+    with box:
+        _manage_session(ctx, session, exports=bool(box.open))
+
+
+def _manage_session(ctx: AppContext, session: Session, *, exports: bool) -> None:
     key = f"name_{session.id}"
     # The box shows the chat's name as stored now (the first question renames a new chat),
     # not what it held when it was first drawn; what the user is typing is left alone.
@@ -108,10 +122,11 @@ def _manage_session(ctx: AppContext, session: Session) -> None:
         try:
             ctx.sessions.rename(session.id, name)
         except DocentError as e:
-            st.error(str(e))
+            st.error(escape_markdown(str(e)))
         else:
             st.rerun()
-    export_buttons(ctx, session)
+    if exports:
+        export_buttons(ctx, session)
     if confirm(
         f"delete_chat_{session.id}",
         "🗑️ Delete this chat",
@@ -121,7 +136,7 @@ def _manage_session(ctx: AppContext, session: Session) -> None:
         try:
             ctx.sessions.delete(session.id)
         except DocentError as e:
-            st.error(str(e))
+            st.error(escape_markdown(str(e)))
             return
         st.session_state.pop(SESSION_ID, None)
         st.query_params.pop("session", None)
