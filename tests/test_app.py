@@ -516,6 +516,28 @@ def test_new_chat_never_hands_out_an_empty_chat_open_in_another_tab(data_dir: Pa
     assert stored(theirs) == [] and [m.role for m in stored(mine)] == ["user", "assistant"]
 
 
+def test_new_chat_in_a_fresh_visit_reuses_the_empty_chat_an_earlier_one_left(data_dir: Path) -> None:
+    """Before: a fresh browser session's "New chat" added an empty chat beside the empty one
+    an earlier visit had left (it reused only a chat it had made itself)."""
+    seed(ORION)
+    ctx = build_context(load_settings())
+    left = ctx.sessions.create("New chat")  # an earlier visit's "New chat", never asked in
+    asked = ctx.sessions.create("Orion launch")
+    ctx.chat.ask("Where did the Orion project launch?", asked.id)  # the latest: a fresh visit opens it
+    at = open_app()
+    assert at.session_state["session_id"] == asked.id
+    click(at, "new_chat")
+    assert at.session_state["session_id"] == left.id and at.query_params["session"] == left.id
+    assert len(ctx.sessions.list()) == 2  # none added
+    click(at, "new_chat")  # already in an empty chat: it stays
+    assert at.session_state["session_id"] == left.id and len(ctx.sessions.list()) == 2
+
+    other = open_app(session=asked.id)  # another tab; the empty chat is open in the first one
+    click(other, "new_chat")
+    assert other.session_state["session_id"] not in (left.id, asked.id)
+    assert len(ctx.sessions.list()) == 3
+
+
 def test_the_chat_list_is_grouped_by_day_and_searchable(data_dir: Path) -> None:
     ctx = build_context(load_settings())
     now = time.time()

@@ -8,6 +8,7 @@ Real SQLite file, real ``python -m rag_core`` processes; a scripted model in thi
 from __future__ import annotations
 
 import gc
+import json
 import os
 import signal
 import subprocess
@@ -51,7 +52,7 @@ def test_a_second_question_waits_for_the_first_answer_and_reads_it_as_history(in
     def second_tab() -> None:
         try:
             done.append(indexed.chat.ask(SECOND, sid, waiting=heard.append))
-        except BaseException as e:  # noqa: BLE001 - handed to the test thread
+        except BaseException as e:  # handed to the test thread
             done.append(e)
 
     thread = threading.Thread(target=second_tab)
@@ -100,7 +101,7 @@ def test_waiting_gives_up_with_a_clear_message(indexed, monkeypatch):
     sid = indexed.sessions.create().id
     held = indexed.chat.turn(FIRST, sid)
     monkeypatch.setattr(claims, "POLL_S", 0.01)
-    with pytest.raises(SessionBusyError, match="still answering another question .*Yours was not asked"):
+    with pytest.raises(SessionBusyError, match=r"still answering another question .*Yours was not asked"):
         indexed.sessions.claims.take(sid, SECOND, max_wait_s=0.1)
     assert [m.content for m in indexed.sessions.messages(sid)] == [FIRST]
     held.close()
@@ -198,5 +199,6 @@ def test_the_cli_waits_for_an_answer_the_app_is_writing(indexed, llm, tmp_path):
         if cli.poll() is None:
             cli.kill()
     assert cli.returncode == 0, err
+    assert json.loads(out)["answer"]  # --json on stdout as ever: the waiting note went to stderr
     assert [m.role for m in indexed.sessions.messages(session.id)] == ["user", "assistant", "user", "assistant"]
     assert [m.content for m in indexed.sessions.messages(session.id)][::2] == [FIRST, SECOND]

@@ -1,8 +1,8 @@
 """The conversations in the sidebar: new, search, switch (grouped by day), rename, export,
 delete, import.
 
-"New chat" in an empty chat that this tab made stays in it instead of adding another (an
-empty chat this tab merely opened may be someone else's, open in their tab); chats are grouped under
+"New chat" hands out an empty chat when there is one (the current one, or one an earlier
+visit left), never one open in another tab unless this tab made it; chats are grouped under
 Today, Yesterday, the weekday or the date of their last message, and a name that occurs
 more than once shows its time.
 """
@@ -16,7 +16,7 @@ import streamlit as st
 
 from rag_core import AppContext, DocentError, Session
 from ui.confirm import confirm
-from ui.current_session import NEW_CHAT, SESSION_ID, current_session, select_session
+from ui.current_session import NEW_CHAT, SESSION_ID, current_session, select_session, shown_elsewhere
 from ui.exchange import export_buttons, import_box
 from ui.jobs import sidebar_indicator
 from ui.markdown import escape_markdown
@@ -68,12 +68,17 @@ def _session_button(session: Session, current: Session, repeated: set[str]) -> N
 
 
 def new_chat(ctx: AppContext, current: Session) -> Session:
-    """The current chat if this tab created it and it has no message yet, else a new one. An
-    empty chat this tab did not create is not reused: it may be open in another tab (a new tab
-    opens the most recent chat), and two people would write into one conversation."""
+    """An empty chat: the current one if it is empty, else another empty one, else a new one.
+
+    An empty chat open in another tab is not handed out (two people would write into one
+    conversation), unless this tab made it; so a fresh visit reuses the empty chat an
+    earlier one left, instead of adding another beside it."""
     made = st.session_state.setdefault(MADE_HERE, set())
-    if current.id in made and current.name == NEW_CHAT and not ctx.sessions.messages(current.id):
-        return current
+    for session in [current, *ctx.sessions.unused(NEW_CHAT)]:
+        if session.name != NEW_CHAT or ctx.sessions.messages(session.id):
+            continue
+        if session.id in made or not shown_elsewhere(session.id):
+            return session
     session = ctx.sessions.create(NEW_CHAT)
     made.add(session.id)
     return session

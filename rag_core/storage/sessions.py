@@ -67,6 +67,15 @@ class SessionStore:
         rows = self.db.query("SELECT * FROM sessions ORDER BY updated DESC, created DESC")
         return [self._session(r) for r in rows]
 
+    def unused(self, name: str) -> builtins.list[Session]:
+        """The sessions called ``name`` that hold no message yet, the most recent first."""
+        rows = self.db.query(
+            "SELECT * FROM sessions s WHERE name = ? AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"
+            " ORDER BY updated DESC, created DESC",
+            (name,),
+        )
+        return [self._session(r) for r in rows]
+
     def get(self, session_id: str) -> Session:
         rows = self.db.query("SELECT * FROM sessions WHERE id = ?", (session_id,))
         if not rows:
