@@ -33,8 +33,9 @@ _shown_lock = threading.Lock()
 def current_session(ctx: AppContext) -> Session:
     """The conversation this browser shows: from session_state, else the URL, else the latest.
 
-    A missing or deleted id falls back to the most recent session (one is created when
-    there is none), and the URL is kept in step so it can be bookmarked.
+    A missing or deleted id, or another person's, falls back to the most recent session (one is
+    created when there is none): "not found", never the conversation. The URL is kept in step so
+    it can be bookmarked.
     """
     sessions = ctx.sessions.list()
     by_id = {s.id: s for s in sessions}
@@ -43,7 +44,7 @@ def current_session(ctx: AppContext) -> Session:
     if session is None:
         if wanted:
             shown = escape_markdown(repr(wanted))  # from the address: anyone can write it
-            st.toast(f"Conversation {shown} does not exist any more; showing the latest one.", icon="ℹ️")
+            st.toast(f"Conversation {shown} was not found; showing your latest one.", icon="ℹ️")
         session = sessions[0] if sessions else ctx.sessions.create(NEW_CHAT)
     select_session(session.id)
     return session

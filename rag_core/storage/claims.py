@@ -3,9 +3,10 @@
 Two tabs on one chat, two app processes, or the app and the CLI can ask in one session at
 once. Answered side by side, the session was stored question, question, answer, answer,
 and the second answer read the first question, unanswered, as its history. So a turn
-first *claims* its session: a row in ``session_claims`` (migration m004), taken in one
-``BEGIN IMMEDIATE`` transaction, so that the database, which every process shares, decides
-who answers; a second turn waits until the row is gone, then sees the first question *and
+first *claims* its session: a row in ``session_claims`` (migration m007), written only
+if nobody holds it (an insert that does nothing on a conflict, or an update of the very
+claim found stale: a compare-and-swap), so that the database, which every process shares
+(one SQLite file, or a team's PostgreSQL), decides who answers; a second turn waits until the row is gone, then sees the first question *and
 its answer* as history. The question is stored only once the claim is held, the answer
 before it is let go: the stored order is always question, answer.
 
@@ -39,7 +40,7 @@ POLL_S = 0.5  # how often a waiting turn looks again
 MAX_WAIT_S = 900.0  # the longest a turn waits for another one before giving up
 
 HOST = socket.gethostname()
-_alive: set[str] = set()  # the owners of this process's claims still held by a live object
+_alive: set[str] = set()  # the tokens of this process's claims still held by a live object
 _alive_lock = threading.Lock()
 
 
@@ -68,13 +69,13 @@ class Claim:
     """This turn's hold on a session: renew it while working, release it when done (both
     are safe to call again, and after the claim was lost)."""
 
-    def __init__(self, db: Database, session_id: str, owner: str) -> None:
-        self.db, self.session_id, self.owner = db, session_id, owner
+    def __init__(self, db: Database, session_id: str, token: str) -> None:
+        self.db, self.session_id, self.token = db, session_id, token
         self.renewed = time.monotonic()
         self.released = False
         with _alive_lock:
-            _alive.add(owner)
-        self._forget = weakref.finalize(self, _forget, owner)
+            _alive.add(token)
+        self._forget = weakref.finalize(self, _forget, token)
 
     def renew(self, *, force: bool = False) -> None:
         """Push the lease on (at most every ``RENEW_EVERY_S`` unless ``force``)."""
@@ -82,8 +83,8 @@ class Claim:
             return
         with self.db.connect() as c:
             c.execute(
-                "UPDATE session_claims SET expires = ? WHERE session_id = ? AND owner = ?",
-                (time.time() + LEASE_S, self.session_id, self.owner),
+                "UPDATE session_claims SET expires = ? WHERE session_id = ? AND token = ?",
+                (time.time() + LEASE_S, self.session_id, self.token),
             )
         self.renewed = time.monotonic()
 
@@ -94,15 +95,15 @@ class Claim:
         try:
             with self.db.connect() as c:
                 c.execute(
-                    "DELETE FROM session_claims WHERE session_id = ? AND owner = ?", (self.session_id, self.owner)
+                    "DELETE FROM session_claims WHERE session_id = ? AND token = ?", (self.session_id, self.token)
                 )
         finally:
             self._forget()
 
 
-def _forget(owner: str) -> None:
+def _forget(token: str) -> None:
     with _alive_lock:
-        _alive.discard(owner)
+        _alive.discard(token)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -115,43 +116,54 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _stale(host: str, pid: int, owner: str, expires: float, now: float) -> bool:
+def _stale(host: str, pid: int, token: str, expires: float, now: float) -> bool:
     if expires < now:
         return True
     if host != HOST:
         return False
     if pid == os.getpid():
         with _alive_lock:
-            return owner not in _alive
+            return token not in _alive
     return not _pid_alive(pid)
 
 
 class SessionClaims:
-    """Who answers in which session (see the module docstring)."""
+    """Who answers in which of ``owner``'s sessions (see the module docstring)."""
 
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    def __init__(self, db: Database, owner: str = "") -> None:
+        self.db, self.owner = db, owner
 
     def try_take(self, session_id: str, question: str) -> Claim | Busy:
         """The claim on ``session_id`` if nobody (alive) holds it, else who does."""
-        now = time.time()
-        owner = uuid.uuid4().hex
-        with self.db.connect() as c:
-            if not c.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-                raise NotFoundError(f"No session with id {session_id!r}.")
-            row = c.execute(
-                "SELECT owner, host, pid, question, claimed, expires FROM session_claims WHERE session_id = ?",
-                (session_id,),
-            ).fetchone()
-            if row is not None and not _stale(row[1], int(row[2]), row[0], float(row[5]), now):
-                elsewhere = row[1] != HOST or int(row[2]) != os.getpid()
-                return Busy(str(row[3]), float(row[4]), elsewhere)
-            c.execute(
-                "INSERT OR REPLACE INTO session_claims (session_id, owner, host, pid, question, claimed, expires)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (session_id, owner, HOST, os.getpid(), question, now, now + LEASE_S),
-            )
-        return Claim(self.db, session_id, owner)
+        token = uuid.uuid4().hex
+        while True:  # a write that found the claim taken meanwhile looks again: it then sees who took it
+            now = time.time()
+            values = (token, HOST, os.getpid(), question, now, now + LEASE_S)
+            with self.db.connect() as c:
+                if not c.execute(
+                    "SELECT 1 FROM sessions WHERE id = ? AND owner = ?", (session_id, self.owner)
+                ).fetchone():
+                    raise NotFoundError(f"No session with id {session_id!r}.")
+                row = c.execute(
+                    "SELECT token, host, pid, question, claimed, expires FROM session_claims WHERE session_id = ?",
+                    (session_id,),
+                ).fetchone()
+                if row is None:
+                    took = c.execute(
+                        "INSERT INTO session_claims (session_id, token, host, pid, question, claimed, expires)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO NOTHING",
+                        (session_id, *values),
+                    ).rowcount
+                elif _stale(row[1], int(row[2]), row[0], float(row[5]), now):
+                    took = c.execute(  # only the claim found stale, not one another process took since
+                        "UPDATE session_claims SET token = ?, host = ?, pid = ?, question = ?, claimed = ?, expires = ?"
+                        " WHERE session_id = ? AND token = ?",
+                        (*values, session_id, row[0]),
+                    ).rowcount
+                else:
+                    return Busy(str(row[3]), float(row[4]), row[1] != HOST or int(row[2]) != os.getpid())
+            if took == 1:
+                return Claim(self.db, session_id, token)
 
     def take(
         self,
@@ -180,12 +192,13 @@ class SessionClaims:
     def holder(self, session_id: str) -> Busy | None:
         """Who answers in ``session_id`` now (a stale claim counts as nobody)."""
         row = self.db.query(
-            "SELECT owner, host, pid, question, claimed, expires FROM session_claims WHERE session_id = ?",
-            (session_id,),
+            "SELECT c.token, c.host, c.pid, c.question, c.claimed, c.expires FROM session_claims c"
+            " JOIN sessions s ON s.id = c.session_id WHERE c.session_id = ? AND s.owner = ?",
+            (session_id, self.owner),
         )
         if not row:
             return None
         r = row[0]
-        if _stale(r["host"], int(r["pid"]), r["owner"], float(r["expires"]), time.time()):
+        if _stale(r["host"], int(r["pid"]), r["token"], float(r["expires"]), time.time()):
             return None
         return Busy(str(r["question"]), float(r["claimed"]), r["host"] != HOST or int(r["pid"]) != os.getpid())
