@@ -1,13 +1,17 @@
 """The vector index: a Chroma collection (embedded or a ``chroma run`` server), the
-persisted docstore the ingestion pipeline upserts against, and the fingerprint that
-keeps vectors of two embedding models from ever mixing.
+docstore the ingestion pipeline upserts against and the keyword index beside it (both in
+``index.db``, ``rag_core.storage.indexstore``), and the fingerprint that keeps vectors of
+two embedding models from ever mixing.
 
-Several processes may share one data folder (the app and the CLI, two CLI ingests). Each
-holds the docstore in memory, and an embedded Chroma client caches its segments: a process
-does not see another's vectors until it reopens them. So every write happens under the
-folder's write lock (``rag_core.datadir.WriteLock``), and a process that finds the folder's
-generation changed since it last looked reloads the docstore and reopens its Chroma view
-before it reads or writes.
+Every chunk written to Chroma is written to the keyword index in the same call, and
+removed from it with its vectors (``_MirroredChroma``); the docstore and the keyword index
+are database rows that every process reads as they are now.
+
+Several processes may share one data folder (the app and the CLI, two CLI ingests). An
+embedded Chroma client caches its segments: a process does not see another's vectors
+until it reopens them. So every write happens under the folder's write lock
+(``rag_core.datadir.WriteLock``), and a process that finds the folder's generation changed
+since it last looked reopens its Chroma view before it reads or writes.
 """
 
 from __future__ import annotations
@@ -16,20 +20,29 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.schema import TextNode
-from llama_index.core.storage.docstore import SimpleDocumentStore
+from llama_index.core.schema import BaseNode, TextNode
+from llama_index.core.storage.docstore.keyval_docstore import KVDocumentStore
 from llama_index.vector_stores.chroma import ChromaVectorStore
+from pydantic import PrivateAttr
 
 from rag_core.datadir import WriteLock
 from rag_core.errors import ConfigError, IndexMismatchError
-from rag_core.files import replacing
 from rag_core.providers.embeddings import embedding_dimension
 from rag_core.settings import DocentSettings
+from rag_core.storage.indexstore import (
+    DOCSTORE_NAMESPACE,
+    IndexStore,
+    fill_keywords,
+    keywords_complete,
+    migrate_docstore,
+    open_index_store,
+)
+from rag_core.storage.keyword_index import KeywordIndex, chunk_record, stored_record
 
 logger = logging.getLogger(__name__)
 
@@ -54,21 +67,43 @@ def _chroma_client(settings: DocentSettings) -> Any:
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
 
+class _MirroredChroma(ChromaVectorStore):
+    """Chroma, with every chunk it adds or deletes added to or deleted from the keyword index."""
+
+    _keywords: KeywordIndex = PrivateAttr()
+
+    def __init__(self, collection: Any, keywords: KeywordIndex) -> None:
+        super().__init__(chroma_collection=collection)
+        self._keywords = keywords
+
+    def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
+        ids = super().add(list(nodes), **add_kwargs)
+        self._keywords.add([chunk_record(node) for node in nodes])
+        return ids
+
+    def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+        super().delete(ref_doc_id, **delete_kwargs)
+        self._keywords.delete_refs([ref_doc_id])
+
+
 class VectorIndex:
-    """Chroma collection + docstore, stamped with the embedding model that filled them."""
+    """Chroma collection + docstore + keyword index, stamped with the embedding model that filled them."""
 
     def __init__(self, settings: DocentSettings, embed_model: BaseEmbedding) -> None:
         self.settings = settings
         self.embed_model = embed_model
         self.embed_name = embed_model.model_name
         self.embed_dim = embedding_dimension(embed_model)
-        self.docstore_path = settings.paths.docstore
         self._lock = threading.RLock()
         self._version = 0
         self._writer = WriteLock(settings.data_dir)
+        self.store: IndexStore = open_index_store(settings.paths.index_db)
+        self.notices: list[str] = list(self.store.notices)  # what opening the index had to repair
+        self.keywords: KeywordIndex = self.store.keywords
+        self._docstore = KVDocumentStore(self.store.kvstore, namespace=DOCSTORE_NAMESPACE)
         self.client = _chroma_client(settings)
         self._open_collection()
-        self._load_docstore()
+        self._migrate()
 
     def _open_collection(self) -> None:
         self._collection = self.client.get_or_create_collection(
@@ -76,14 +111,26 @@ class VectorIndex:
             metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
             embedding_function=None,
         )
-        self._vector_store = ChromaVectorStore(chroma_collection=self._collection)
+        self._vector_store = _MirroredChroma(self._collection, self.keywords)
 
-    def _load_docstore(self) -> None:
-        self._docstore = (
-            SimpleDocumentStore.from_persist_path(str(self.docstore_path))
-            if self.docstore_path.exists()
-            else SimpleDocumentStore()
-        )
+    def _migrate(self) -> None:
+        """Move an earlier version's ``docstore.json`` in; fill a keyword index never filled
+        (``rag_core.storage.indexstore``). Both under the write lock, once."""
+        legacy = self.settings.paths.docstore
+        if not legacy.exists() and keywords_complete(self.store):
+            return
+        with self.writer():
+            notice = migrate_docstore(self.store, legacy)
+            if notice:
+                self.notices.append(notice)
+            total = self._collection.count()
+            if total and not keywords_complete(self.store):
+                logger.info("building the keyword index from the %d chunks of the vector index…", total)
+
+            def progress(done: int) -> None:
+                logger.info("keyword index: %d of %d chunks", done, total)
+
+            fill_keywords(self.store, total, lambda: self._chunk_batches(total), progress)
 
     # ------------------------------------------------------------------ what other processes wrote
     @property
@@ -97,21 +144,19 @@ class VectorIndex:
         return self._vector_store
 
     @property
-    def docstore(self) -> SimpleDocumentStore:
-        self._catch_up()
+    def docstore(self) -> KVDocumentStore:
         return self._docstore
 
     def _catch_up(self) -> None:
-        """Reload the docstore and reopen Chroma if another writer changed them since we looked.
-        Nothing to do while this process holds the write lock: nobody else can write then."""
+        """Reopen Chroma if another writer changed it since we looked. Nothing to do while
+        this process holds the write lock: nobody else can write then."""
         if self._writer.depth:
             return
         self._writer.catch_up(self._reload)
 
     def _reload(self) -> None:
-        logger.info("another process wrote to %s: reloading the docstore and the index", self.settings.data_dir)
+        logger.info("another process wrote to %s: reopening the vector index", self.settings.data_dir)
         with self._lock:
-            self._load_docstore()
             if not self.settings.chroma_host:  # a server is shared, so always current
                 self.client = _reopen_chroma(self.client, self.settings)
             self._open_collection()
@@ -124,8 +169,8 @@ class VectorIndex:
         among this process's threads and every other process (the CLI beside the app).
         With ``wait=False`` yields False instead of waiting when someone else writes.
 
-        Taking it first catches up with what others wrote, so that a read-modify-write of the
-        docstore or of Chroma starts from the current state."""
+        Taking it first catches up with what others wrote, so that a read-modify-write of
+        Chroma starts from the current state."""
 
         def waiting() -> None:
             logger.info(
@@ -162,27 +207,26 @@ class VectorIndex:
             raise IndexMismatchError(problem)
 
     def reset(self) -> None:
-        """Drop every vector and the docstore; stamp the collection with the current model."""
+        """Drop every vector, the docstore and the keyword index; stamp the collection with
+        the current model."""
         with self.writer(), self._lock:
             with contextlib.suppress(Exception):  # already gone
                 self.client.delete_collection(self.settings.collection)
             self._open_collection()
-            self._docstore = SimpleDocumentStore()
-            self.persist_docstore()
+            self.store.kvstore.clear()
+            self.keywords.clear()
             self.bump()
 
     # ------------------------------------------------------------------ docstore
     def persist_docstore(self) -> None:
-        """Write the docstore atomically: a killed process leaves the old file intact."""
-        with self.writer(), replacing(self.docstore_path) as tmp:
-            self._docstore.persist(str(tmp))
+        """Nothing left to do: every docstore write lands in ``index.db`` as it is made (a
+        killed process leaves the rows of the documents it finished)."""
 
     def ref_doc_ids_for(self, name: str) -> list[str]:
-        prefix = f"{name}::"
-        return [d for d in self.docstore.get_all_document_hashes().values() if d.startswith(prefix)]
+        return self.store.kvstore.keys(f"{DOCSTORE_NAMESPACE}/metadata", f"{name}::")
 
     def docstore_names(self) -> set[str]:
-        return {d.split("::", 1)[0] for d in self.docstore.get_all_document_hashes().values()}
+        return self.store.docstore_names()
 
     # ------------------------------------------------------------------ chroma
     def delete_refs(self, refs: list[str]) -> None:
@@ -195,13 +239,13 @@ class VectorIndex:
                 self.docstore.delete_document(ref, raise_error=False)
 
     def delete_document(self, name: str) -> None:
-        """Remove every vector and docstore entry of one document."""
+        """Remove every vector, keyword index row and docstore entry of one document."""
         with self.writer(), self._lock:
             self.collection.delete(where={"doc_key": name})
+            self.keywords.delete_docs([name])
             for ref in self.ref_doc_ids_for(name):
                 self.docstore.delete_ref_doc(ref, raise_error=False)
                 self.docstore.delete_document(ref, raise_error=False)
-            self.persist_docstore()
             self.bump()
 
     def chunk_count(self, name: str | None = None) -> int:
@@ -230,8 +274,9 @@ class VectorIndex:
         return names
 
     def all_nodes(self, names: list[str] | None = None) -> list[TextNode]:
-        """Every chunk (text + metadata) for keyword search, optionally for some documents."""
-        from llama_index.core.vector_stores.utils import metadata_dict_to_node
+        """Every chunk (text + metadata), optionally of some documents (a page's or a
+        document's outline; never the whole corpus on a search)."""
+        from rag_core.storage.keyword_index import to_node
 
         nodes: list[TextNode] = []
         total = self.collection.count()
@@ -239,26 +284,39 @@ class VectorIndex:
         for offset in range(0, total, 5000):
             got = self.collection.get(include=["metadatas", "documents"], where=where, limit=5000, offset=offset)
             for id_, meta, text in zip(got["ids"], got["metadatas"], got["documents"]):
-                try:
-                    node = cast(TextNode, metadata_dict_to_node(meta or {}, text=text))
-                    node.id_ = id_
-                except Exception:
-                    node = TextNode(id_=id_, text=text or "", metadata=dict(meta or {}))
-                nodes.append(node)
+                nodes.append(to_node(id_, dict(meta or {}), text or ""))
             if where is not None and len(got["ids"]) < 5000:
                 break
         return nodes
+
+    def _chunk_batches(self, total: int, names: list[str] | None = None) -> Iterator[list]:
+        """The chunks Chroma holds as keyword index records, 5,000 at a time."""
+        where = {"doc_key": {"$in": list(names)}} if names else None
+        for offset in range(0, total, 5000):
+            got = self._collection.get(include=["metadatas", "documents"], where=where, limit=5000, offset=offset)
+            yield [stored_record(i, m, t) for i, m, t in zip(got["ids"], got["metadatas"], got["documents"])]
+            if len(got["ids"]) < 5000:
+                break
+
+    def resync_keywords(self, name: str) -> None:
+        """Index one document's chunks again from what Chroma holds of it (after the two
+        disagreed: ``check --repair``); no embedding."""
+        with self.writer(), self._lock:
+            self.keywords.delete_docs([name])
+            for batch in self._chunk_batches(self.chunk_count(name), [name]):
+                self.keywords.add(batch)
+            self.bump()
 
     # ------------------------------------------------------------------ change counter
     def bump(self) -> None:
         self._version += 1
 
     @property
-    def version(self) -> tuple[int, int]:
-        """Changes when the content changes, here or in another process (used to rebuild the
-        keyword index)."""
-        count = self.collection.count()  # catches up first
-        return (self._version, count)
+    def version(self) -> tuple[int, str]:
+        """Changes when the content changes, here or in another process: the keyword views
+        (``KeywordCache``) are kept per version."""
+        self._catch_up()
+        return (self._version, self._writer.seen)
 
 
 _OPEN: dict[tuple, VectorIndex] = {}
@@ -267,8 +325,8 @@ _OPEN_LOCK = threading.Lock()
 
 def open_index(settings: DocentSettings, embed_model: BaseEmbedding) -> VectorIndex:
     """One ``VectorIndex`` per (data folder, Chroma location, collection, embedding) in a
-    process: contexts built for different settings or keys share the docstore and the
-    write lock instead of overwriting each other's ``docstore.json``."""
+    process: contexts built for different settings or keys share one Chroma view, one
+    ``index.db`` and the write lock."""
     key = (
         str(settings.data_dir.resolve()),
         settings.chroma_host,
