@@ -83,7 +83,7 @@ def build_context(
     backups = Backups(settings.paths.backups, every_s=every, keep=settings.backup_keep)
     db, notices = open_database(settings.paths.database, backups, repair=recover)
     saved = saved_notice(settings)  # saved settings that could not be used: their defaults run
-    notices = [saved, *notices] if saved else notices
+    notices = [saved, *notices, *index.take_notices()] if saved else [*notices, *index.take_notices()]
     sessions = SessionStore(db)
     registry = DocumentRegistry(db)
     ingestion = IngestionService(settings, index, registry)

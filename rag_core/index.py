@@ -105,6 +105,11 @@ class VectorIndex:
         self._open_collection()
         self._migrate()
 
+    def take_notices(self) -> list[str]:
+        """What opening the index had to repair or move (once: the next context does not repeat it)."""
+        out, self.notices = self.notices, []
+        return out
+
     def _open_collection(self) -> None:
         self._collection = self.client.get_or_create_collection(
             self.settings.collection,
@@ -116,21 +121,11 @@ class VectorIndex:
     def _migrate(self) -> None:
         """Move an earlier version's ``docstore.json`` in; fill a keyword index never filled
         (``rag_core.storage.indexstore``). Both under the write lock, once."""
-        legacy = self.settings.paths.docstore
-        if not legacy.exists() and keywords_complete(self.store):
-            return
-        with self.writer():
-            notice = migrate_docstore(self.store, legacy)
-            if notice:
-                self.notices.append(notice)
-            total = self._collection.count()
-            if total and not keywords_complete(self.store):
-                logger.info("building the keyword index from the %d chunks of the vector index…", total)
-
-            def progress(done: int) -> None:
-                logger.info("keyword index: %d of %d chunks", done, total)
-
-            fill_keywords(self.store, total, lambda: self._chunk_batches(total), progress)
+        if self.settings.paths.docstore.exists() or not keywords_complete(self.store):
+            with self.writer():
+                self.notices += migrate_docstore(self.store, self.settings.paths.docstore)
+                total = self._collection.count()
+                fill_keywords(self.store, total, lambda: self._chunk_batches(total))
 
     # ------------------------------------------------------------------ what other processes wrote
     @property
@@ -218,10 +213,6 @@ class VectorIndex:
             self.bump()
 
     # ------------------------------------------------------------------ docstore
-    def persist_docstore(self) -> None:
-        """Nothing left to do: every docstore write lands in ``index.db`` as it is made (a
-        killed process leaves the rows of the documents it finished)."""
-
     def ref_doc_ids_for(self, name: str) -> list[str]:
         return self.store.kvstore.keys(f"{DOCSTORE_NAMESPACE}/metadata", f"{name}::")
 

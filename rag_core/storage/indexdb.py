@@ -64,7 +64,7 @@ def i002_keywords() -> str:
             length INTEGER NOT NULL,
             tokens TEXT NOT NULL,
             text TEXT NOT NULL,
-            meta TEXT NOT NULL  -- the metadata dict Chroma holds (JSON), to rebuild the node
+            meta BLOB NOT NULL  -- the metadata dict Chroma holds (JSON, zlib): to give back the same node
         );
         CREATE INDEX kw_chunks_doc ON kw_chunks (docno, page);
         CREATE INDEX kw_chunks_ref ON kw_chunks (ref_doc_id);

@@ -63,11 +63,11 @@ def open_index_store(path: Path) -> IndexStore:
     return IndexStore(db, SQLiteKVStore(db), SQLiteKeywordIndex(db), notices)
 
 
-def migrate_docstore(store: IndexStore, legacy: Path) -> str | None:
+def migrate_docstore(store: IndexStore, legacy: Path) -> list[str]:
     """Copy ``docstore.json`` into the store, prove it there, move the file aside. Returns
-    what was done, for the notices, or None when there was nothing to do."""
+    what the user should be told (a file that could not be read)."""
     if not legacy.is_file():
-        return None
+        return []
     stamp = time.strftime("%Y%m%d-%H%M%S")
     try:
         collections = json.loads(legacy.read_text(encoding="utf-8"))
@@ -77,10 +77,10 @@ def migrate_docstore(store: IndexStore, legacy: Path) -> str | None:
         aside = legacy.with_name(f"{legacy.name}.damaged-{stamp}")
         legacy.rename(aside)
         logger.warning("%s could not be read (%s): moved aside as %s", legacy, e, aside)
-        return (
+        return [
             f"The old docstore ({legacy.name}) could not be read ({e}); it was moved aside as {aside.name}. "
             "`python -m rag_core check` lists the documents to ingest again (`check --repair` does it)."
-        )
+        ]
     store.kvstore.load(collections)
     if not store.kvstore.holds(collections):
         raise ConsistencyError(
@@ -93,23 +93,22 @@ def migrate_docstore(store: IndexStore, legacy: Path) -> str | None:
     logger.info(
         "moved the docstore (%d keys) from %s into %s; the old file is kept as %s", keys, legacy, store.db.path, aside
     )
-    return None
+    return []
 
 
-def fill_keywords(
-    store: IndexStore, total: int, batches: Callable[[], Iterable[list[ChunkRecord]]], progress: Callable[[int], None]
-) -> None:
+def fill_keywords(store: IndexStore, total: int, batches: Callable[[], Iterable[list[ChunkRecord]]]) -> None:
     """Fill a keyword index that was never filled from the vector store's ``total`` chunks
     (``batches`` reads them); marked complete once every batch is in."""
     if store.db.meta(KEYWORDS_COMPLETE) == "1":
         return
     if total:
+        logger.info("building the keyword index from the %d chunks of the vector index…", total)
         store.keywords.clear()  # a fill cut short before: from the start
         done = 0
         for batch in batches():
             store.keywords.add(batch)
             done += len(batch)
-            progress(done)
+            logger.info("keyword index: %d of %d chunks", done, total)
     store.db.set_meta(KEYWORDS_COMPLETE, "1")
 
 
