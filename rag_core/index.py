@@ -4,8 +4,8 @@ docstore the ingestion pipeline upserts against and the keyword index beside it 
 two embedding models from ever mixing.
 
 Every chunk written to Chroma is written to the keyword index in the same call, and
-removed from it with its vectors (``_MirroredChroma``); the docstore and the keyword index
-are database rows that every process reads as they are now.
+removed from it with its vectors (``rag_core.storage.keyword_index.MirroredChroma``); the
+docstore and the keyword index are database rows that every process reads as they are now.
 
 Several processes may share one data folder (the app and the CLI, two CLI ingests). An
 embedded Chroma client caches its segments: a process does not see another's vectors
@@ -20,17 +20,16 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.schema import BaseNode, TextNode
+from llama_index.core.schema import TextNode
 from llama_index.core.storage.docstore.keyval_docstore import KVDocumentStore
 from llama_index.vector_stores.chroma import ChromaVectorStore
-from pydantic import PrivateAttr
 
-from rag_core.datadir import WriteLock
+from rag_core.datadir import WriteLock, library_key
 from rag_core.errors import ConfigError, IndexMismatchError
 from rag_core.providers.embeddings import embedding_dimension
 from rag_core.settings import DocentSettings
@@ -42,7 +41,8 @@ from rag_core.storage.indexstore import (
     migrate_docstore,
     open_index_store,
 )
-from rag_core.storage.keyword_index import KeywordIndex, chunk_record, stored_record
+from rag_core.storage.keyword_index import KeywordIndex, MirroredChroma, stored_record
+from rag_core.storage.kvstore import DatabaseKVStore
 
 logger = logging.getLogger(__name__)
 
@@ -67,40 +67,22 @@ def _chroma_client(settings: DocentSettings) -> Any:
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
 
-class _MirroredChroma(ChromaVectorStore):
-    """Chroma, with every chunk it adds or deletes added to or deleted from the keyword index."""
-
-    _keywords: KeywordIndex = PrivateAttr()
-
-    def __init__(self, collection: Any, keywords: KeywordIndex) -> None:
-        super().__init__(chroma_collection=collection)
-        self._keywords = keywords
-
-    def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
-        ids = super().add(list(nodes), **add_kwargs)
-        self._keywords.add([chunk_record(node) for node in nodes])
-        return ids
-
-    def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
-        super().delete(ref_doc_id, **delete_kwargs)
-        self._keywords.delete_refs([ref_doc_id])
-
-
 class VectorIndex:
     """Chroma collection + docstore + keyword index, stamped with the embedding model that filled them."""
 
-    def __init__(self, settings: DocentSettings, embed_model: BaseEmbedding) -> None:
+    def __init__(self, settings: DocentSettings, embed_model: BaseEmbedding, kv: DatabaseKVStore | None = None) -> None:
         self.settings = settings
+        self._kv = kv  # the PostgreSQL database's key-value store for the docstore; None: in index.db
         self.embed_model = embed_model
         self.embed_name = embed_model.model_name
         self.embed_dim = embedding_dimension(embed_model)
         self._lock = threading.RLock()
         self._version = 0
-        self._writer = WriteLock(settings.data_dir)
-        self.store: IndexStore = open_index_store(settings.paths.index_db)
+        self._writer = _write_lock(settings)
+        self.store: IndexStore = open_index_store(settings.paths.index_db, kv, self._namespace)
         self.notices: list[str] = list(self.store.notices)  # what opening the index had to repair
         self.keywords: KeywordIndex = self.store.keywords
-        self._docstore = KVDocumentStore(self.store.kvstore, namespace=DOCSTORE_NAMESPACE)
+        self._docstore = KVDocumentStore(self.store.kvstore, namespace=self._namespace)
         self.client = _chroma_client(settings)
         self._open_collection()
         self._migrate()
@@ -112,11 +94,11 @@ class VectorIndex:
 
     def _open_collection(self) -> None:
         self._collection = self.client.get_or_create_collection(
-            self.settings.collection,
+            self.settings.collection_name,
             metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
             embedding_function=None,
         )
-        self._vector_store = _MirroredChroma(self._collection, self.keywords)
+        self._vector_store = MirroredChroma(self._collection, self.keywords)
 
     def _migrate(self) -> None:
         """Move an earlier version's ``docstore.json`` in; fill a keyword index never filled
@@ -126,6 +108,11 @@ class VectorIndex:
                 self.notices += migrate_docstore(self.store, self.settings.paths.docstore)
                 total = self._collection.count()
                 fill_keywords(self.store, total, lambda: self._chunk_batches(total))
+
+    @property
+    def _namespace(self) -> str:
+        key = library_key(self.settings.library)
+        return f"{DOCSTORE_NAMESPACE}-{key}" if key else DOCSTORE_NAMESPACE
 
     # ------------------------------------------------------------------ what other processes wrote
     @property
@@ -206,15 +193,15 @@ class VectorIndex:
         the current model."""
         with self.writer(), self._lock:
             with contextlib.suppress(Exception):  # already gone
-                self.client.delete_collection(self.settings.collection)
+                self.client.delete_collection(self.settings.collection_name)
             self._open_collection()
-            self.store.kvstore.clear()
+            self.store.kvstore.clear(f"{self._namespace}/")
             self.keywords.clear()
             self.bump()
 
     # ------------------------------------------------------------------ docstore
     def ref_doc_ids_for(self, name: str) -> list[str]:
-        return self.store.kvstore.keys(f"{DOCSTORE_NAMESPACE}/metadata", f"{name}::")
+        return self.store.kvstore.keys(self.store.hashes, f"{name}::")
 
     def docstore_names(self) -> set[str]:
         return self.store.docstore_names()
@@ -314,24 +301,53 @@ _OPEN: dict[tuple, VectorIndex] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def open_index(settings: DocentSettings, embed_model: BaseEmbedding) -> VectorIndex:
+def open_index(settings: DocentSettings, embed_model: BaseEmbedding, kv: DatabaseKVStore | None = None) -> VectorIndex:
     """One ``VectorIndex`` per (data folder, Chroma location, collection, embedding) in a
     process: contexts built for different settings or keys share one Chroma view, one
-    ``index.db`` and the write lock."""
+    ``index.db`` and the write lock. ``kv``: the PostgreSQL database's key-value store, for
+    a docstore there (None: in ``index.db``)."""
     key = (
         str(settings.data_dir.resolve()),
+        settings.database,
         settings.chroma_host,
         settings.chroma_port if settings.chroma_host else None,
-        settings.collection,
+        settings.collection_name,
         embed_model.model_name,
         embedding_dimension(embed_model),
     )
     with _OPEN_LOCK:
         index = _OPEN.get(key)
         if index is None or not settings.data_dir.exists():
-            index = VectorIndex(settings, embed_model)
+            index = VectorIndex(settings, embed_model, kv)
             _OPEN[key] = index
         return index
+
+
+def unreachable_server(error: BaseException, settings: DocentSettings) -> str | None:
+    """What to tell the user when ``error`` is the Chroma server not answering (None when it is
+    something else): the page says it instead of a traceback, and the next action tries again."""
+    if not settings.chroma_host:
+        return None
+    import httpx
+
+    seen: BaseException | None = error
+    while seen is not None and not isinstance(seen, httpx.TransportError):
+        seen = seen.__cause__ or seen.__context__
+    if seen is None:
+        return None
+    return (
+        f"The Chroma server at {settings.chroma_host}:{settings.chroma_port} cannot be reached ({seen}). Your "
+        "question was kept; ask again once it is back (Docent reconnects by itself). Check that `chroma run` is running."
+    )
+
+
+def _write_lock(settings: DocentSettings) -> Any:
+    """The data folder's lock, or the database server's when the state lives in PostgreSQL."""
+    if settings.database:
+        from rag_core.pglock import PostgresWriteLock
+
+        return PostgresWriteLock(settings.database)
+    return WriteLock(settings.data_dir)
 
 
 def _reopen_chroma(client: Any, settings: DocentSettings) -> Any:

@@ -18,7 +18,7 @@ from rag_core.health import check
 from rag_core.index import _OPEN
 from rag_core.storage.indexdb import IndexDB
 from rag_core.storage.indexstore import HASHES, KEYWORDS_COMPLETE, migrate_docstore, open_index_store
-from rag_core.storage.kvstore import SQLiteKVStore
+from rag_core.storage.kvstore import DatabaseKVStore
 
 PAGES = {"alpha.txt": "Alpacas graze on the altiplano. " * 30, "beta.md": "# Beta\n\nBeetles bore into bark.\n" * 20}
 
@@ -58,16 +58,16 @@ def as_earlier_version(settings) -> dict:
 
 
 def test_the_docstore_is_llama_index_key_value_rows(tmp_path):
-    kv = SQLiteKVStore(IndexDB(tmp_path / "index.db"))
+    kv = DatabaseKVStore(IndexDB(tmp_path / "index.db"))
     docstore = KVDocumentStore(kv)
     docstore.add_documents([Document(id_="a.txt::text", text="hello")])
     docstore.set_document_hash("a.txt::text", "h1")
-    again = KVDocumentStore(SQLiteKVStore(IndexDB(tmp_path / "index.db")))  # another process, same file
+    again = KVDocumentStore(DatabaseKVStore(IndexDB(tmp_path / "index.db")))  # another process, same file
     assert again.get_document_hash("a.txt::text") == "h1" and again.get_document("a.txt::text").text == "hello"
     kv.put_all([("b::p1", {"x": 1}), ("b::p2", {"x": 2}), ("bb", {"x": 3})], "c")
     assert kv.keys("c", "b::") == ["b::p1", "b::p2"] and kv.count("c") == 3
     assert kv.delete("bb", "c") and not kv.delete("bb", "c") and kv.get("bb", "c") is None
-    assert kv.delete_prefix("b::") == 2 and kv.get_all("c") == {}
+    assert kv.clear("c") == 2 and kv.get_all("c") == {}
 
 
 def test_an_earlier_versions_folder_is_migrated_and_its_docstore_kept_aside(indexed, llm, tmp_path):
@@ -101,7 +101,7 @@ def test_a_migration_cut_short_is_finished_on_the_next_open(indexed, llm):
 def test_a_copy_that_differs_keeps_the_file_and_says_so(indexed, monkeypatch):
     as_earlier_version(indexed)
     store = open_index_store(indexed.paths.index_db)
-    monkeypatch.setattr(SQLiteKVStore, "holds", lambda self, collections: False)
+    monkeypatch.setattr(DatabaseKVStore, "holds", lambda self, collections: False)
     with pytest.raises(ConsistencyError, match="the file is kept as it is"):
         migrate_docstore(store, indexed.paths.docstore)
     assert indexed.paths.docstore.exists()

@@ -83,7 +83,7 @@ def bench_app_uploads(settings: DocentSettings, files: int = 500, sample: int = 
     app_s = time.perf_counter() - t
     results = view.results if view else []
     chunks = sum(r.chunks for r in results)
-    limit_s, sampled, stored = _limit_s(ctx, sample)
+    limit_s, sampled, _stored = _limit_s(ctx, sample)
     app_rate = chunks / app_s if app_s else None
     limit_rate = sampled / limit_s if limit_s else None
     out = {
@@ -114,7 +114,11 @@ def _cli_ingest(data: Path, paths: list[Path], env: dict[str, str]) -> tuple[lis
 
 
 def _env(settings: DocentSettings, **extra: str) -> dict[str, str]:
-    env = {**os.environ, "DOCENT_MODEL_CACHE": str(settings.model_dir), "DOCENT_EMBED_PROVIDER": settings.embed_provider}
+    env = {
+        **os.environ,
+        "DOCENT_MODEL_CACHE": str(settings.model_dir),
+        "DOCENT_EMBED_PROVIDER": settings.embed_provider,
+    }
     env.pop("DOCENT_CHROMA_HOST", None)
     return {**env, **extra}
 
@@ -186,7 +190,11 @@ for line in sys.stdin:
 def bench_visible(ctx: Any, trials: int = 3) -> dict[str, Any]:
     """Seconds from ``ingest_file`` returning "indexed" here to a search finding the file in
     another process that was already running."""
-    env = {**os.environ, "DOCENT_DATA_DIR": str(ctx.settings.data_dir), "DOCENT_EMBED_PROVIDER": ctx.settings.embed_provider}
+    env = {
+        **os.environ,
+        "DOCENT_DATA_DIR": str(ctx.settings.data_dir),
+        "DOCENT_EMBED_PROVIDER": ctx.settings.embed_provider,
+    }
     env["DOCENT_MODEL_CACHE"] = str(ctx.settings.model_dir)
     reader = subprocess.Popen(
         [sys.executable, "-c", _READER], cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -213,3 +221,36 @@ def bench_visible(ctx: Any, trials: int = 3) -> dict[str, Any]:
         reader.kill()
         reader.wait()
     return {"visible_s": median(delays), "visible_runs_s": [round(d, 3) for d in delays]}
+
+
+# name -> (section, key, target, "le" | "ge"): the issue's targets for many small files
+FILE_TARGETS = {
+    "files_vs_one": ("cli", "files_vs_one", 1.5, "le"),
+    "last_vs_50th": ("growth", "last_vs_50th", 1.2, "le"),
+    "visible_s": ("visible", "visible_s", 1.0, "le"),
+    "uploads_vs_limit": ("app", "uploads_vs_limit", 0.8, "ge"),
+}
+
+
+def run_files(settings: DocentSettings, growth: int, uploads: int, report: Any) -> dict[str, Any]:
+    """``bench --files``: the CLI's 100 files against one, the ``growth``-th file against the
+    50th, the delay to another process's search, and (``uploads`` > 0) the app's upload path."""
+    started = time.perf_counter()
+    result: dict[str, Any] = {"kind": "files"}
+    report("100 small files through the CLI, and their text as one file…")
+    result["cli"] = bench_cli_files(settings)
+    report(f"{growth} small files through the CLI (hash embedding)…")
+    result["growth"] = bench_growth(settings, files=growth)
+    report("from indexed to searchable in another process…")
+    result["visible"] = bench_visible(fresh_context(settings, "visible"))
+    if uploads:
+        report(f"{uploads} small files through the app's upload path…")
+        result["app"] = bench_app_uploads(settings, files=uploads)
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    targets = {}
+    for name, (section, key, target, sense) in FILE_TARGETS.items():
+        value = result.get(section, {}).get(key)
+        met = None if value is None else (value <= target if sense == "le" else value >= target)
+        targets[name] = {"value": value, "target": target, "met": met}
+    result["targets"] = targets
+    return result

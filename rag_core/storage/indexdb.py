@@ -26,13 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.errors import ConsistencyError
+from rag_core.storage.database import Database
+from rag_core.storage.dialect import SQLITE
 
 logger = logging.getLogger(__name__)
 
 
 def i001_docstore() -> str:
     return """
-        CREATE TABLE kv (
+        CREATE TABLE kvstore (  -- as migration m006_kvstore makes it in docent.db or PostgreSQL
             collection TEXT NOT NULL,
             key TEXT NOT NULL,
             value TEXT NOT NULL,  -- JSON
@@ -103,12 +105,16 @@ class IndexDatabaseError(ConsistencyError):
     """``index.db`` cannot be read."""
 
 
-class IndexDB:
+class IndexDB(Database):
     """One SQLite file, migrated on open; a connection per thread; transactions that nest
-    (the outermost commits)."""
+    (the outermost commits). A ``Database``, so that the docstore's key-value store
+    (``rag_core.storage.kvstore``) runs on it as it runs on PostgreSQL."""
+
+    dialect = SQLITE
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self.location = str(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         try:
@@ -169,6 +175,12 @@ class IndexDB:
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as e:
             raise self.error(e) from e
+
+    def connect(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return self.transaction()
+
+    def applied_migrations(self) -> list[str]:
+        return [r[0] for r in self.query("SELECT name FROM _migrations ORDER BY applied")]
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         try:

@@ -28,6 +28,8 @@ from typing import Any
 
 from llama_index.core.schema import BaseNode, MetadataMode, TextNode
 from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
+from llama_index.vector_stores.chroma import ChromaVectorStore
+from pydantic import PrivateAttr
 
 from rag_core.text import tokenize
 
@@ -192,3 +194,22 @@ class KeywordIndex(ABC):
     @abstractmethod
     def page_keys(self, names: Sequence[str] | None = None, limit: int | None = None) -> list[tuple[str, int]]:
         """(document, page) of the pages, in the order they were indexed."""
+
+
+class MirroredChroma(ChromaVectorStore):
+    """Chroma, with every chunk it adds or deletes added to or deleted from the keyword index."""
+
+    _keywords: KeywordIndex = PrivateAttr()
+
+    def __init__(self, collection: Any, keywords: KeywordIndex) -> None:
+        super().__init__(chroma_collection=collection)
+        self._keywords = keywords
+
+    def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
+        ids = super().add(list(nodes), **add_kwargs)
+        self._keywords.add([chunk_record(node) for node in nodes])
+        return ids
+
+    def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+        super().delete(ref_doc_id, **delete_kwargs)
+        self._keywords.delete_refs([ref_doc_id])

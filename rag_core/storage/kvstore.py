@@ -1,15 +1,22 @@
-"""LlamaIndex's key-value store interface over SQLite, for the ingestion docstore.
+"""LlamaIndex's key-value store over Docent's database interface: one row per key (table
+``kvstore``), for the ingestion docstore (``KVDocumentStore``), on either backend.
 
-LlamaIndex's ``KVDocumentStore`` runs on any ``BaseKVStore``; the ``SimpleDocumentStore``
-Docent used before holds the whole docstore in memory and writes it whole as
-``docstore.json`` after every document (19 MB for 113 files), and every other process read
-it whole again. Here each key is a row of ``index.db``: a document writes its own page
-hashes, and every process reads the current rows, so there is nothing to reload.
+- On the laptop it sits on ``index.db`` (``rag_core.storage.indexdb``, SQLite in WAL mode).
+- With ``DOCENT_DATABASE_URL=postgresql://…`` it sits on that database (migration
+  ``m006_kvstore``), so that a team's processes share one docstore.
 
-Why SQLite and not DuckDB's docstore package: the app and any number of CLI commands open
-one data folder at once, and DuckDB lets one process at a time open a file for writing;
-SQLite in WAL mode lets them all read while one writes, ships with Python, and already
-holds the rest of Docent's state.
+Either way each write lands as it is made (a document writes its own page hashes, nothing is
+rewritten whole) and every process reads the current rows (nothing held in memory to reload).
+``SimpleDocumentStore``, which Docent used before, held the whole docstore in memory and
+wrote it whole as ``docstore.json`` after every document (19 MB for 113 files).
+The SQL is portable (``?`` placeholders, ``ON CONFLICT … DO UPDATE``).
+
+LlamaIndex's own ``llama-index-storage-kvstore-postgres`` is not used: it needs two more
+drivers (psycopg2 and asyncpg, with SQLAlchemy engines of its own beside our pool), creates
+its table outside the numbered migrations, and its docstore package (0.6.0) pins the
+kvstore package below 0.5, against its own 0.6.0. Nor DuckDB's docstore package: DuckDB
+lets one process at a time open a file for writing, and the app and any number of CLI
+commands open one data folder at once.
 """
 
 from __future__ import annotations
@@ -19,7 +26,12 @@ from typing import Any
 
 from llama_index.core.storage.kvstore.types import DEFAULT_BATCH_SIZE, DEFAULT_COLLECTION, BaseKVStore
 
-from rag_core.storage.indexdb import IndexDB
+from rag_core.storage.database import Database
+
+UPSERT = (
+    "INSERT INTO kvstore (collection, key, value) VALUES (?, ?, ?)"
+    " ON CONFLICT (collection, key) DO UPDATE SET value = excluded.value"
+)
 
 
 def _prefix_end(prefix: str) -> str:
@@ -27,18 +39,14 @@ def _prefix_end(prefix: str) -> str:
     return prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\U0010ffff"
 
 
-class SQLiteKVStore(BaseKVStore):
-    """Collections of JSON values by key, one row each in ``index.db``'s ``kv`` table."""
+class DatabaseKVStore(BaseKVStore):
+    """Collections of JSON values by key, in the ``kvstore`` table."""
 
-    def __init__(self, db: IndexDB) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
 
-    # ------------------------------------------------------------------ BaseKVStore
     def put(self, key: str, val: dict, collection: str = DEFAULT_COLLECTION) -> None:
-        self.put_all([(key, val)], collection)
-
-    async def aput(self, key: str, val: dict, collection: str = DEFAULT_COLLECTION) -> None:
-        self.put(key, val, collection)
+        self.put_all([(key, val)], collection=collection)
 
     def put_all(
         self,
@@ -46,14 +54,63 @@ class SQLiteKVStore(BaseKVStore):
         collection: str = DEFAULT_COLLECTION,
         batch_size: int = DEFAULT_BATCH_SIZE,
     ) -> None:
-        """Every pair in one transaction, whatever ``batch_size`` says."""
+        """Every pair in one transaction: a batch of nodes lands whole or not at all."""
         if not kv_pairs:
             return
-        with self.db.transaction() as c:
-            c.executemany(
-                "INSERT OR REPLACE INTO kv (collection, key, value) VALUES (?, ?, ?)",
-                [(collection, key, json.dumps(val, ensure_ascii=False)) for key, val in kv_pairs],
-            )
+        with self.db.connect() as c:
+            for key, val in kv_pairs:
+                c.execute(UPSERT, (collection, key, json.dumps(val, ensure_ascii=False)))
+
+    def get(self, key: str, collection: str = DEFAULT_COLLECTION) -> dict | None:
+        rows = self.db.query("SELECT value FROM kvstore WHERE collection = ? AND key = ?", (collection, key))
+        return json.loads(rows[0][0]) if rows else None
+
+    def get_all(self, collection: str = DEFAULT_COLLECTION) -> dict[str, dict]:
+        rows = self.db.query("SELECT key, value FROM kvstore WHERE collection = ?", (collection,))
+        return {r[0]: json.loads(r[1]) for r in rows}
+
+    def delete(self, key: str, collection: str = DEFAULT_COLLECTION) -> bool:
+        with self.db.connect() as c:
+            return c.execute("DELETE FROM kvstore WHERE collection = ? AND key = ?", (collection, key)).rowcount > 0
+
+    # ------------------------------------------------------------------ what Docent asks beyond it
+    def keys(self, collection: str, prefix: str = "") -> list[str]:
+        """The keys of a collection that start with ``prefix``: on SQLite an index range (its
+        text order is by code point), on PostgreSQL a comparison of the prefix itself (a
+        database's collation may order ``a::b`` and ``a:;`` otherwise than by code point)."""
+        if self.db.dialect.name == "sqlite":
+            sql, params = "key >= ? AND key < ?", (collection, prefix, _prefix_end(prefix))
+        else:
+            sql, params = "substr(key, 1, ?) = ?", (collection, len(prefix), prefix)
+        rows = self.db.query(f"SELECT key FROM kvstore WHERE collection = ? AND {sql} ORDER BY key", params)
+        return [r[0] for r in rows]
+
+    def count(self, collection: str) -> int:
+        return int(self.db.query("SELECT COUNT(*) FROM kvstore WHERE collection = ?", (collection,))[0][0])
+
+    def clear(self, prefix: str) -> int:
+        """Drop every collection whose name starts with ``prefix`` (a docstore's namespace)."""
+        with self.db.connect() as c:
+            return c.execute("DELETE FROM kvstore WHERE substr(collection, 1, ?) = ?", (len(prefix), prefix)).rowcount
+
+    def load(self, collections: dict[str, dict[str, Any]]) -> None:
+        """Every collection of a ``SimpleKVStore``'s JSON (``docstore.json``), in one transaction."""
+        with self.db.connect() as c:
+            for collection, pairs in collections.items():
+                for key, val in pairs.items():
+                    c.execute(UPSERT, (collection, key, json.dumps(val, ensure_ascii=False)))
+
+    def holds(self, collections: dict[str, dict[str, Any]]) -> bool:
+        """Whether every key of ``collections`` is here with the same value."""
+        for collection, pairs in collections.items():
+            stored = self.get_all(collection)
+            if any(stored.get(key) != json.loads(json.dumps(val, ensure_ascii=False)) for key, val in pairs.items()):
+                return False
+        return True
+
+    # LlamaIndex's async API, for completeness: Docent calls the sync one.
+    async def aput(self, key: str, val: dict, collection: str = DEFAULT_COLLECTION) -> None:
+        self.put(key, val, collection)
 
     async def aput_all(
         self,
@@ -63,58 +120,11 @@ class SQLiteKVStore(BaseKVStore):
     ) -> None:
         self.put_all(kv_pairs, collection, batch_size)
 
-    def get(self, key: str, collection: str = DEFAULT_COLLECTION) -> dict | None:
-        rows = self.db.query("SELECT value FROM kv WHERE collection = ? AND key = ?", (collection, key))
-        return json.loads(rows[0][0]) if rows else None
-
     async def aget(self, key: str, collection: str = DEFAULT_COLLECTION) -> dict | None:
         return self.get(key, collection)
 
-    def get_all(self, collection: str = DEFAULT_COLLECTION) -> dict[str, dict]:
-        rows = self.db.query("SELECT key, value FROM kv WHERE collection = ?", (collection,))
-        return {key: json.loads(value) for key, value in rows}
-
-    async def aget_all(self, collection: str = DEFAULT_COLLECTION) -> dict[str, dict]:
+    async def aget_all(self, collection: str = DEFAULT_COLLECTION) -> dict[str, Any]:
         return self.get_all(collection)
-
-    def delete(self, key: str, collection: str = DEFAULT_COLLECTION) -> bool:
-        with self.db.transaction() as c:
-            return c.execute("DELETE FROM kv WHERE collection = ? AND key = ?", (collection, key)).rowcount > 0
 
     async def adelete(self, key: str, collection: str = DEFAULT_COLLECTION) -> bool:
         return self.delete(key, collection)
-
-    # ------------------------------------------------------------------ what Docent asks beyond it
-    def keys(self, collection: str, prefix: str = "") -> list[str]:
-        """The keys of a collection that start with ``prefix`` (an index range, not a scan)."""
-        rows = self.db.query(
-            "SELECT key FROM kv WHERE collection = ? AND key >= ? AND key < ? ORDER BY key",
-            (collection, prefix, _prefix_end(prefix)),
-        )
-        return [r[0] for r in rows]
-
-    def count(self, collection: str) -> int:
-        return int(self.db.query("SELECT COUNT(*) FROM kv WHERE collection = ?", (collection,))[0][0])
-
-    def delete_prefix(self, prefix: str) -> int:
-        """Remove the keys starting with ``prefix`` from every collection."""
-        with self.db.transaction() as c:
-            return c.execute("DELETE FROM kv WHERE key >= ? AND key < ?", (prefix, _prefix_end(prefix))).rowcount
-
-    def clear(self) -> None:
-        with self.db.transaction() as c:
-            c.execute("DELETE FROM kv")
-
-    def load(self, collections: dict[str, dict[str, Any]]) -> None:
-        """Every collection of a ``SimpleKVStore``'s JSON (``docstore.json``), in one transaction."""
-        with self.db.transaction():
-            for collection, pairs in collections.items():
-                self.put_all(list(pairs.items()), collection)
-
-    def holds(self, collections: dict[str, dict[str, Any]]) -> bool:
-        """Whether every key of ``collections`` is here with the same value."""
-        for collection, pairs in collections.items():
-            stored = self.get_all(collection)
-            if any(stored.get(key) != json.loads(json.dumps(val, ensure_ascii=False)) for key, val in pairs.items()):
-                return False
-        return True
