@@ -78,6 +78,7 @@ class DatabaseKVStore(BaseKVStore):
         """The keys of a collection that start with ``prefix``: on SQLite an index range (its
         text order is by code point), on PostgreSQL a comparison of the prefix itself (a
         database's collation may order ``a::b`` and ``a:;`` otherwise than by code point)."""
+        params: tuple[str | int, ...]
         if self.db.dialect.name == "sqlite":
             sql, params = "key >= ? AND key < ?", (collection, prefix, _prefix_end(prefix))
         else:
