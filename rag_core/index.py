@@ -1,17 +1,14 @@
-"""The vector index: a Chroma collection (embedded or a ``chroma run`` server), the
-docstore the ingestion pipeline upserts against and the keyword index beside it (both in
-``index.db``, ``rag_core.storage.indexstore``), and the fingerprint that keeps vectors of
-two embedding models from ever mixing.
+"""The vector index: a Chroma collection (embedded or a ``chroma run`` server), the docstore
+the ingestion pipeline upserts against and the keyword index beside it (rows of ``index.db``,
+``rag_core.storage.indexstore``; every chunk written to or removed from Chroma is written to or
+removed from the keyword index in the same call: ``keyword_index.MirroredChroma``), and the
+fingerprint that keeps vectors of two embedding models from ever mixing.
 
-Every chunk written to Chroma is written to the keyword index in the same call, and
-removed from it with its vectors (``rag_core.storage.keyword_index.MirroredChroma``); the
-docstore and the keyword index are database rows that every process reads as they are now.
-
-Several processes may share one data folder (the app and the CLI, two CLI ingests). An
-embedded Chroma client caches its segments: a process does not see another's vectors
-until it reopens them. So every write happens under the folder's write lock
-(``rag_core.datadir.WriteLock``), and a process that finds the folder's generation changed
-since it last looked reopens its Chroma view before it reads or writes.
+Several processes may share one data folder (the app and the CLI, two CLI ingests). An embedded
+Chroma client caches its segments: a process does not see another's vectors until it reopens
+them. So every write happens under the folder's write lock (``rag_core.datadir.WriteLock``), and
+a process that finds the folder's generation changed since it last looked reopens its Chroma
+view before it reads or writes; the rows it reads as they are.
 """
 
 from __future__ import annotations
@@ -78,6 +75,7 @@ class VectorIndex:
         self.embed_dim = embedding_dimension(embed_model)
         self._lock = threading.RLock()
         self._version = 0
+        self._follow = False  # PostgreSQL: the keyword index to compare with Chroma once caught up
         self._writer = _write_lock(settings)
         self.store: IndexStore = open_index_store(settings.paths.index_db, kv, self._namespace)
         self.notices: list[str] = list(self.store.notices)  # what opening the index had to repair
@@ -89,8 +87,8 @@ class VectorIndex:
 
     def take_notices(self) -> list[str]:
         """What opening the index had to repair or move (once: the next context does not repeat it)."""
-        out, self.notices = self.notices, []
-        return out
+        notices, self.notices = self.notices, []
+        return notices
 
     def _open_collection(self) -> None:
         self._collection = self.client.get_or_create_collection(
@@ -101,8 +99,7 @@ class VectorIndex:
         self._vector_store = MirroredChroma(self._collection, self.keywords)
 
     def _migrate(self) -> None:
-        """Move an earlier version's ``docstore.json`` in; fill a keyword index never filled
-        (``rag_core.storage.indexstore``). Both under the write lock, once."""
+        """An old ``docstore.json`` moved in, a keyword index never filled filled (under the lock)."""
         if self.settings.paths.docstore.exists() or not keywords_complete(self.store):
             with self.writer():
                 self.notices += migrate_docstore(self.store, self.settings.paths.docstore)
@@ -135,6 +132,9 @@ class VectorIndex:
         if self._writer.depth:
             return
         self._writer.catch_up(self._reload)
+        if self._follow:
+            self._follow = False
+            self._follow_keywords()
 
     def _reload(self) -> None:
         logger.info("another process wrote to %s: reopening the vector index", self.settings.data_dir)
@@ -143,6 +143,17 @@ class VectorIndex:
                 self.client = _reopen_chroma(self.client, self.settings)
             self._open_collection()
             self._version += 1
+            self._follow = self._kv is not None
+
+    def _follow_keywords(self) -> None:
+        """PostgreSQL: a process on another machine (its own folder, the same Chroma server) may
+        have written; documents whose chunk counts differ take their words again from Chroma."""
+        counts = self.keywords.docs()
+        if self._collection.count() != sum(counts.values()):
+            names = self.chroma_names()
+            self.keywords.delete_docs([name for name in counts if name not in names])
+            for name in sorted(n for n in names if counts.get(n, 0) != self.chunk_count(n)):
+                self._index_words(name)
 
     # ------------------------------------------------------------------ one writer
     @contextmanager
@@ -277,13 +288,15 @@ class VectorIndex:
                 break
 
     def resync_keywords(self, name: str) -> None:
-        """Index one document's chunks again from what Chroma holds of it (after the two
-        disagreed: ``check --repair``); no embedding."""
+        """One document's words again from its chunks in Chroma (``check --repair``; no embedding)."""
         with self.writer(), self._lock:
-            self.keywords.delete_docs([name])
-            for batch in self._chunk_batches(self.chunk_count(name), [name]):
-                self.keywords.add(batch)
+            self._index_words(name)
             self.bump()
+
+    def _index_words(self, name: str) -> None:
+        self.keywords.delete_docs([name])
+        for batch in self._chunk_batches(self.chunk_count(name), [name]):
+            self.keywords.add(batch)
 
     # ------------------------------------------------------------------ change counter
     def bump(self) -> None:

@@ -190,3 +190,30 @@ def test_docent_on_postgres_writes_no_docent_db_and_a_second_process_sees_everyt
     assert [d.name for d in seen.registry.list()] == ["bananas.txt", "tea.md", "zephyr.pdf"]
     assert seen.index.docstore_names() == {"bananas.txt", "tea.md", "zephyr.pdf"}
     assert [s.name for s in seen.sessions.list()] == ["fruit"]
+
+
+def test_a_process_with_its_own_folder_follows_another_machines_documents_by_keyword(
+    pg_url, make_settings, llm, tmp_path
+):
+    """Two machines: each its own data folder (here their Chroma is one folder, as a Chroma
+    server would be one), one database. B's keyword index takes A's new document."""
+    from rag_core import build_context, load_settings
+
+    a = build_context(make_settings(database_url=pg_url, files_dir=tmp_path / "shared-files"), llm=llm)
+    (tmp_path / "first.txt").write_text("Alpacas graze on the altiplano.")
+    assert a.ingestion.ingest_file(tmp_path / "first.txt").status == "indexed"
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "chroma").symlink_to(a.settings.paths.chroma)
+    other = load_settings(
+        {"DOCENT_DATABASE_URL": pg_url}, data_dir=tmp_path / "other", embed_provider="hash", llm_provider="extractive"
+    )
+    b = build_context(other, llm=llm, recover=False)
+    assert b.index.keywords.docs() == {"first.txt": 1}  # filled from Chroma: its index.db was new
+    (tmp_path / "second.txt").write_text("Quetzals nest in the cloud forest of Monteverde.")
+    assert a.ingestion.ingest_file(tmp_path / "second.txt").status == "indexed"
+    deadline = time.time() + 10
+    while "second.txt" not in b.index.keywords.docs() and time.time() < deadline:
+        assert b.index.version  # what a search asks first: catches up with the generation A changed
+        time.sleep(0.1)
+    assert b.index.keywords.docs() == {"first.txt": 1, "second.txt": 1}
+    assert b.chat.retrieve("quetzals Monteverde")[0]["file"] == "second.txt"
