@@ -5,6 +5,7 @@ with the raw figures beside it; ``docs/performance.md`` has the table and the co
 
     python -m rag_core bench --json [--docs DIR] [--questions figures.jsonl] [--quick]
     python -m rag_core bench PDF... [--llm] [--json]     # parsing, embedding, LLM speed only
+    python -m rag_core bench --files [--files-growth N] [--json]   # many small files (rag_core.bench.files)
 
 With ``--json`` the last line is one object: ``{"targets": {name: {"value", "target", "met"}},
 "answer", "follow_up", "ingest", "delete", "retrieval", "app", ...}``; with PDFs given, the
@@ -174,9 +175,14 @@ def run(args: argparse.Namespace) -> int:
         levers = run_levers(settings, docs, found, args.busy_n, report, only)
         print(json.dumps({"date": dt.date.today().isoformat(), "commit": _commit(), **levers}, default=str))
         return 0
-    result = run_full(settings, args, report)
+    if args.files:
+        from rag_core.bench.files import run_files
+
+        result = run_files(settings, args.files_growth, args.files_uploads, report)
+    else:
+        result = run_full(settings, args, report)
     busy = result.get("busy") or {}
-    if busy.get("loaded") or not result["machine"]["idle"]:
+    if busy.get("loaded") or not (result.get("machine") or {}).get("idle", True):
         print(
             f"warning: not an idle machine ({_load_line(busy.get('machine') or result['machine'])}); "
             "the busy/idle ratios were taken under outside load",
@@ -216,5 +222,15 @@ def register_cli(sub: Any) -> None:
     s.add_argument("--max-pages", type=int, default=100, help="with PDFs: pages per PDF at most")
     s.add_argument("--max-chunks", type=int, default=200, help="with PDFs: chunks to embed")
     s.add_argument("--llm", action="store_true", help="with PDFs: also time the configured LLM")
+    s.add_argument(
+        "--files",
+        action="store_true",
+        help="many small files only: 100 through the CLI against their text as one file, the Nth file against "
+        "the 50th, the delay until another process finds a new file",
+    )
+    s.add_argument("--files-growth", type=int, default=500, help="with --files: how many files the growth run ingests")
+    s.add_argument(
+        "--files-uploads", type=int, default=0, help="with --files: small files through the app's upload path (0: none)"
+    )
     s.add_argument("--json", action="store_true", help="one JSON object, the last line")
     s.set_defaults(func=run)

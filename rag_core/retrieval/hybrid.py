@@ -1,4 +1,4 @@
-"""Hybrid retrieval: vector search over Chroma fused with BM25 keyword search.
+"""Hybrid retrieval: vector search over Chroma fused with BM25 keyword search (in the database).
 
 The retriever composes the steps of one search: the ranked lists of the question and of
 its extra queries (phrasings, its conversation), their fusion (``fusion``: reciprocal rank,
@@ -130,7 +130,8 @@ class HybridRetriever(BaseRetriever):
         weight = s.document_weight
         if weight <= 0 or not fused.ranked:
             return fused
-        docs = by_document(fused, bm.doc_scores(query, s.name_weight), doc_of, bm.doc_chunks)
+        candidates = {doc_of(hit.node) for hit in fused.by_id.values()}
+        docs = by_document(fused, bm.doc_scores(query, s.name_weight, docs=candidates), doc_of, bm.doc_chunks)
         return fuse([*lists, ("document_score", weight, docs)])
 
     # ------------------------------------------------------------------ signals
