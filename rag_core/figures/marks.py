@@ -1,0 +1,85 @@
+"""The answer as the user reads it after the check: each figure the sources do not hold
+marked where it stands, each computed one shown as computed, and a one-line summary for the
+timing line ("1 figure not found in the sources").
+
+The result is plain text: the UI renders answers with ``inert_markdown``, which keeps an
+answer's own formatting but nothing active. The notes quote row labels from the documents,
+so those quotes lose every character Markdown could read as formatting or a link.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rag_core.figures.check import CheckReport, FigureCheck
+
+WARNING = "⚠"
+_MARKUP = re.compile(r"[*_`\[\]<>#|~\\!]")
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A note to show after a figure of the answer (``start``/``end``: the figure's span)."""
+
+    start: int
+    end: int
+    kind: str  # "unsupported" | "mismatch" | "computed"
+    note: str
+
+
+def quoted(text: str, most: int = 80) -> str:
+    """Document text made inert for a note: no Markdown characters, one line, at most ``most``."""
+    text = re.sub(r"\s+", " ", _MARKUP.sub("", text or "")).strip()
+    return text if len(text) <= most else text[: most - 1].rstrip() + "…"
+
+
+def _note(fig: FigureCheck) -> str:
+    if fig.status == "computed":
+        formula = fig.computed.split(" = ", 1)[-1] if fig.computed else ""
+        return f"(computed: {quoted(formula, 120)})" if formula else "(computed)"
+    if fig.status == "mismatch" and fig.source:
+        source = re.sub(r"^\[\d+\]\s*", "", fig.source)
+        cite = f" [{fig.passage}]" if fig.passage is not None else ""
+        return (
+            f"{WARNING} (not as stated in the sources: {quoted(fig.source_value, 30)} is {quoted(source, 100)}{cite})"
+        )
+    return f"{WARNING} (not found in the sources)"
+
+
+def marks(report: CheckReport) -> list[Mark]:
+    """The notes for ``report``'s unsupported and computed figures, in the answer's order."""
+    out = [
+        Mark(f.start, f.end, f.status if f.status != "normalised" else "found", _note(f))
+        for f in report.figures
+        if f.status in ("unsupported", "mismatch", "computed")
+    ]
+    return sorted(out, key=lambda m: m.start)
+
+
+def mark_answer(answer: str, report: CheckReport) -> str:
+    """``answer`` with each note after its figure ("$6,728 million ⚠ (not as stated in the
+    sources: …)", "36% (computed: 1,100 / 3,050)")."""
+    out, pos = [], 0
+    for mark in marks(report):
+        if mark.end < pos or mark.end > len(answer):
+            continue
+        out.append(answer[pos : mark.end])
+        out.append(" " + mark.note)
+        pos = mark.end
+    out.append(answer[pos:])
+    return "".join(out)
+
+
+def summary(report: CheckReport) -> str:
+    """One line for the timing line: "1 figure not found in the sources", "3 figures checked
+    against the sources; 1 computed"; "" when the answer has no figure to check."""
+    checked, missing = report.figures_checked, report.figures_unsupported
+    if not checked:
+        return ""
+    if missing:
+        line = f"{missing} figure{'s' if missing != 1 else ''} not found in the sources"
+    else:
+        line = f"{checked} figure{'s' if checked != 1 else ''} checked against the sources"
+    computed = sum(f.status == "computed" for f in report.figures)
+    return line + (f"; {computed} computed" if computed else "")

@@ -1,0 +1,114 @@
+"""How well the figure check tells wrong answers from right ones, on real answers.
+
+Usage: python scripts/measure_figure_check.py ANSWERS.jsonl [ANSWERS2.jsonl ...]
+           [--docs PDF_DIR] [--cited-only] [--show N]
+
+Each line of ANSWERS.jsonl is one answer as the evaluation recorded it: ``question``,
+``gold_answer``, ``turn`` (``answer``, ``sources`` [{file, page, text}]) and ``score``
+(``correct``, ``refused``). The sources are checked as the answer path would pass them:
+numbered as the answer cites them, each with its document's entity (the company its first
+page names, read from PDF_DIR when the file is there; else the file name alone).
+
+Prints, over the answers with a figure to check: of the wrong answers, the share the check
+marks (at least one figure unsupported; target >= 0.8); of the right answers, the share it
+marks (target <= 0.05); then each miss: a wrong answer left unmarked, a right answer marked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rag_core.figures import Passage, check_answer, document_entity, mark_answer, summary  # noqa: E402
+
+DEFAULT_DOCS = ROOT.parent / "shared" / "data" / "eval" / "sec10q" / "data" / "v1" / "docs"
+
+
+def first_page(path: Path) -> str:
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        textpage = pdf[0].get_textpage()
+        try:
+            return textpage.get_text_bounded()
+        finally:
+            textpage.close()
+    finally:
+        pdf.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("answers", nargs="+")
+    ap.add_argument("--docs", default=str(DEFAULT_DOCS))
+    ap.add_argument("--cited-only", action="store_true", help="only the passages the answer cites support a figure")
+    ap.add_argument("--show", type=int, default=40, help="misses to print")
+    args = ap.parse_args()
+    docs = Path(args.docs)
+    entities: dict[str, str] = {}
+
+    def entity(name: str) -> str:
+        if name not in entities:
+            path = docs / name
+            entities[name] = (
+                document_entity(first_page(path)) if path.suffix.lower() == ".pdf" and path.is_file() else ""
+            )
+        return entities[name]
+
+    rows = []
+    for file in args.answers:
+        rows += [json.loads(line) for line in Path(file).read_text().splitlines() if line.strip()]
+    right, wrong, skipped = [], [], 0
+    for row in rows:
+        turn, score = row.get("turn") or {}, row.get("score") or {}
+        answer = turn.get("answer") or ""
+        if not answer or score.get("refused") or score.get("refused_answer") or row.get("answerable") is False:
+            skipped += 1
+            continue
+        passages = [
+            Passage(i + 1, s.get("text") or "", s.get("file") or "", s.get("page"), entity(s.get("file") or ""))
+            for i, s in enumerate(turn.get("sources") or [])
+        ]
+        report = check_answer(answer, row.get("question") or "", passages, cited_only=args.cited_only)
+        if not report.figures_checked:
+            skipped += 1
+            continue
+        (right if score.get("correct") else wrong).append((row, report))
+    marked_wrong = [x for x in wrong if x[1].figures_unsupported]
+    marked_right = [x for x in right if x[1].figures_unsupported]
+    print(
+        f"answers: {len(rows)}; with figures checked: {len(right) + len(wrong)} ({skipped} refused or without figures)"
+    )
+    if wrong:
+        print(
+            f"wrong answers marked: {len(marked_wrong)} / {len(wrong)} = {len(marked_wrong) / len(wrong):.2f}  (target >= 0.8)"
+        )
+    if right:
+        print(
+            f"right answers marked: {len(marked_right)} / {len(right)} = {len(marked_right) / len(right):.2f}  (target <= 0.05)"
+        )
+    statuses: dict[str, int] = {}
+    for _, report in right + wrong:
+        for f in report.figures:
+            statuses[f.status] = statuses.get(f.status, 0) + 1
+    print("figure statuses:", ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())))
+    misses = [("wrong, not marked", x) for x in wrong if not x[1].figures_unsupported]
+    misses += [("right, marked", x) for x in marked_right]
+    print(f"\n{'miss':18s} | id | question | gold | checked figures")
+    for kind, (row, report) in misses[: args.show]:
+        figs = "; ".join(f"{f.text} {f.status}: {f.explanation}" for f in report.figures)
+        print(f"{kind:18s} | {row.get('id')} | {row.get('question')} | {row.get('gold_answer')} | {figs}")
+    if misses[: args.show] and args.show:
+        print("\nmarked answers (first 5 wrong):")
+        for row, report in marked_wrong[:5]:
+            print(f"- {row.get('id')}: {mark_answer(row['turn']['answer'], report)}\n  [{summary(report)}]")
+
+
+if __name__ == "__main__":
+    main()
