@@ -43,12 +43,51 @@ def first_page(path: Path) -> str:
         pdf.close()
 
 
+def page_text(path: Path, page: int) -> str:
+    """A page's text as the loader reads it (PDFium, bounded text, cleaned)."""
+    import pypdfium2 as pdfium
+
+    from rag_core.loaders.pdf import _clean_pdf_text
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        textpage = pdf[page - 1].get_textpage()
+        try:
+            return _clean_pdf_text(textpage.get_text_bounded())
+        finally:
+            textpage.close()
+    finally:
+        pdf.close()
+
+
+def with_context(text: str, path: Path, page: int | None) -> str:
+    """``text`` (a chunk) with its page's title and table header lines in front, as the
+    ingestion stores them in the chunk's ``context`` (``transforms.chunk_context``)."""
+    from rag_core.transforms import chunk_context
+
+    if page is None or not path.is_file():
+        return text
+    full = page_text(path, page)
+    at = full.find(text[:80])
+    if at < 0:
+        return text
+    lines = [line.strip() for line in full[:at].splitlines() if line.strip()]
+    context = chunk_context(lines, set(text.splitlines()))
+    return "\n".join(context.split(" | ")) + "\n" + text if context else text
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("answers", nargs="+")
     ap.add_argument("--docs", default=str(DEFAULT_DOCS))
     ap.add_argument("--cited-only", action="store_true", help="only the passages the answer cites support a figure")
     ap.add_argument("--show", type=int, default=40, help="misses to print")
+    ap.add_argument(
+        "--context",
+        choices=("chunk", "none"),
+        default="chunk",
+        help="give each passage its page's header context as the answering model reads it (chunk), or not",
+    )
     args = ap.parse_args()
     docs = Path(args.docs)
     entities: dict[str, str] = {}
@@ -71,10 +110,12 @@ def main() -> None:
         if not answer or score.get("refused") or score.get("refused_answer") or row.get("answerable") is False:
             skipped += 1
             continue
-        passages = [
-            Passage(i + 1, s.get("text") or "", s.get("file") or "", s.get("page"), entity(s.get("file") or ""))
-            for i, s in enumerate(turn.get("sources") or [])
-        ]
+        passages = []
+        for i, s in enumerate(turn.get("sources") or []):
+            text, name = s.get("text") or "", s.get("file") or ""
+            if args.context == "chunk":
+                text = with_context(text, docs / name, s.get("page"))
+            passages.append(Passage(i + 1, text, name, s.get("page"), entity(name)))
         report = check_answer(answer, row.get("question") or "", passages, cited_only=args.cited_only)
         if not report.figures_checked:
             skipped += 1

@@ -69,8 +69,8 @@ def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
             before = answer[lo : n.start]
             after = _own_tail(answer[n.end : hi], bool(concepts(content(before))))
             terms = content(before)
-            if not concepts(terms) and concepts(content(after)):
-                terms |= content(after)
+            if (not concepts(terms) and concepts(content(after))) or _SHARE_OF.match(after):
+                terms |= content(after)  # "$6,188 million in net income", "70% of revenue"
             entities = respectively[0].get(i) or named_entities(before + " " + after, known)
             if not entities:
                 entities = previous_entities or named_entities(answer[s_start : n.start], known)
@@ -109,13 +109,16 @@ def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
 _CUT = re.compile(r";|,\s*(?:and|while|but|whereas|which|compared)\b|\s(?:while|whereas|but)\s", re.IGNORECASE)
 
 
+_SHARE_OF = re.compile(r"\s*(?:of|as\s+an?\s+(?:percentage|share|portion|proportion)\s+of)\b", re.IGNORECASE)
+
+
 def _own_tail(after: str, named: bool) -> str:
     """The words after a figure that still speak of it: up to the next clause, and up to the
     next line item when the figure's own is named before it."""
     m = _CUT.search(after)
     if m:
         after = after[: m.start()]
-    if named:
+    if named and not _SHARE_OF.match(after):
         for s, _, w in spans(after):
             if w.startswith("§"):
                 return after[:s]

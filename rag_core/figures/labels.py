@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rag_core.text import QUESTION_WORDS, STOP_WORDS
 
@@ -130,7 +131,9 @@ _concept("tax_rate", "effective tax rate")
 _concept("total_assets", "total assets")
 _concept("total_liabilities", "total liabilities")
 
-_BY_LENGTH = sorted(((tuple(p.split()), c) for p, c in _PHRASES.items()), key=lambda pc: -len(pc[0]))
+_BY_FIRST: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+for _phrase, _name in sorted(_PHRASES.items(), key=lambda pc: -len(pc[0].split())):
+    _BY_FIRST.setdefault(_phrase.split()[0], []).append((tuple(_phrase.split()), _name))
 _WORD = re.compile(r"[a-z][a-z0-9]*|[\u3400-\u9fff]+", re.IGNORECASE)
 # Words that say nothing about which item: "Total net sales" is net sales, "Other, net" other.
 NEUTRAL = frozenset(
@@ -148,6 +151,11 @@ _PERIOD_WORDS = frozenset(
 
 
 def spans(text: str) -> list[tuple[int, int, str]]:
+    return list(_spans(text or ""))
+
+
+@lru_cache(maxsize=8192)
+def _spans(text: str) -> tuple[tuple[int, int, str], ...]:
     """The words of ``text`` with their character spans, each concept phrase folded into one
     concept ("Net income" → (0, 10, "§net_income"))."""
     text = re.sub(r"['’]s\b", "  ", (text or "").replace("&", "+"))  # same length: spans stay
@@ -158,7 +166,7 @@ def spans(text: str) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     i = 0
     while i < len(raw):
-        for phrase, concept in _BY_LENGTH:
+        for phrase, concept in _BY_FIRST.get(raw[i][2], ()):
             n = len(phrase)
             if tuple(w for _, _, w in raw[i : i + n]) == phrase:
                 out.append((raw[i][0], raw[i + n - 1][1], concept))
@@ -167,7 +175,7 @@ def spans(text: str) -> list[tuple[int, int, str]]:
         else:
             out.append(raw[i])
             i += 1
-    return out
+    return tuple(out)
 
 
 def words(text: str) -> list[str]:
@@ -177,8 +185,17 @@ def words(text: str) -> list[str]:
 
 def content(text: str) -> set[str]:
     """The words of ``text`` that can name a line item (concepts and qualifiers)."""
-    drop = STOP_WORDS | NEUTRAL | _PERIOD_WORDS | QUESTION_WORDS
-    return {w for w in words(text) if w not in drop and len(w) > 1 and not re.fullmatch(r"\d+|[qh][1-4]|fy\d*", w)}
+    return set(_content(text or ""))
+
+
+@lru_cache(maxsize=8192)
+def _content(text: str) -> frozenset[str]:
+    return frozenset(
+        w for w in words(text) if w not in _DROP and len(w) > 1 and not re.fullmatch(r"\d+|[qh][1-4]|fy\d*", w)
+    )
+
+
+_DROP = STOP_WORDS | NEUTRAL | _PERIOD_WORDS | QUESTION_WORDS
 
 
 def concepts(terms: Iterable[str]) -> set[str]:

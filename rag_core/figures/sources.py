@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rag_core.figures.labels import Item, spans
 from rag_core.figures.numbers import Number, read_numbers
@@ -45,6 +46,7 @@ class Passage:
         return f"[{self.number}]"
 
 
+@lru_cache(maxsize=1024)
 def entity_keys(entity: str) -> frozenset[str]:
     """The words that name an entity ("NVIDIA Corporation, 2023 Q2 NVDA.pdf" → nvidia, nvda)."""
     words = re.findall(r"[^\W\d_][\w-]*", entity or "")
@@ -210,10 +212,13 @@ def sentence_period(sentence: str) -> Period:
     )
 
 
+_NEAR = 100  # characters: a line item named further before a figure is another clause's
+
+
 def _nearest_concept(sentence: str, words: list[tuple[int, int, str]], n: Number) -> tuple[str | None, str]:
     """The line item named nearest before ``n`` in its sentence (else just after it), and the
     words that name it."""
-    before = [(s, e, w) for s, e, w in words if e <= n.start and w.startswith("§")]
+    before = [(s, e, w) for s, e, w in words if e <= n.start and w.startswith("§") and n.start - e <= _NEAR]
     if before:
         s, e, w = before[-1]
         return w, sentence[s:e]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rag_core.figures.labels import Item
 from rag_core.figures.numbers import Number, read_numbers
@@ -140,9 +141,9 @@ def columns_of(header: str, title: str = "") -> list[Column]:
     days: list[tuple[int, int]] = []  # (month, day) of dates written without their year
     for token in _HEADER_TOKEN.finditer(header):
         text = token.group(0).strip()
-        if g := _GROUP.fullmatch(text):
-            quarter = (g.group("q") or "").lower().startswith("quarter")
-            groups.append(0 if g.group("asof") else _LENGTH.get((g.group("n") or "").lower(), 3 if quarter else 12))
+        if grp := _GROUP.fullmatch(text):
+            quarter = (grp.group("q") or "").lower().startswith("quarter")
+            groups.append(0 if grp.group("asof") else _LENGTH.get((grp.group("n") or "").lower(), 3 if quarter else 12))
         elif d := DATE.fullmatch(text):
             date = parse_date(d)
             probe = parse_date(d, default_year=2000)
@@ -268,7 +269,16 @@ def _new_table(
 
 def parse_tables(text: str) -> list[Table]:
     """The tables of a page's text, in order (a table may have no columns: rows found with no
-    header above them)."""
+    header above them). Read once per text: a question looks at the same pages many times."""
+    return list(_parse(text or ""))
+
+
+@lru_cache(maxsize=2048)
+def _parse(text: str) -> tuple[Table, ...]:
+    return tuple(_read(text))
+
+
+def _read(text: str) -> list[Table]:
     tables: list[Table] = []
     header: list[str] = []
     title, section, unit, unit_line = "", "", ("", 1.0), ""
