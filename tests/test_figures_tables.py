@@ -181,6 +181,29 @@ def test_one_line_header_with_one_day():
     ]
 
 
+SEGMENTS = """Three Months Ended
+June 30,
+Six Months Ended
+June 30,
+2022 2023 2022 2023
+North America
+Net sales $ 744 $ 825 $ 1,436 $ 1,594
+Operating income (loss) $ (6) $ 32 $ (21) $ 41
+International
+Net sales $ 270 $ 296 $ 558 $ 588
+Operating activities:
+Deferred revenue 12 13 24 25
+"""
+
+
+def test_a_label_repeated_under_sections_needs_its_section():
+    (table,) = parse_tables(SEGMENTS)
+    rows = {(r.item.label, r.item.section): r.item for r in table.rows}
+    assert rows[("Net sales", "International")].shared
+    assert rows[("Net sales", "International")].qualifiers() == {"international"}
+    assert rows[("Deferred revenue", "Operating activities:")].qualifiers() == {"deferred"}  # one of its kind
+
+
 def test_prose_is_not_a_table():
     text = "We had 29,600 employees as of July 30, 2023, up from 26,000 a year ago, in 36 countries.\n"
     assert parse_tables(text) == []
@@ -199,7 +222,7 @@ def test_a_row_agrees_only_with_the_item_a_claim_names():
     assert agreement(claim, Item("Operating income")) == "conflict"
     assert agreement(claim, Item("Compute & Networking", "", "Operating income by Reportable Segments")) == "conflict"
     total_sales = content("Amazon's total net sales were")
-    assert agreement(total_sales, Item("Net sales", "North America")) == "conflict"  # a segment's
+    assert agreement(total_sales, Item("Net sales", "North America", shared=True)) == "conflict"  # a segment's
     assert agreement(total_sales, Item("Net sales", "Consolidated")) == "agree"
     assert agreement(content("Products net sales"), Item("Products", "Cost of sales:")) == "conflict"
     assert agreement(content("It was"), Item("Operating income")) == "neutral"

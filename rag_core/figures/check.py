@@ -137,16 +137,25 @@ def check_answer(answer: str, question: str, passages: Sequence[Passage], cited_
         fig = FigureCheck(n.text, n.start, n.end, "unsupported", explanation="not found in the sources")
         good: list[tuple[int, Occurrence, str]] = []
         wrong: list[tuple[int, Occurrence]] = []
+        names_a_row = None  # whether the claim's words are the label of some row of the sources
         for occ in evidence.found:
+            if occ.number.kind != "figure" and (n.currency or n.scaled or n.percent or n.decimals):
+                continue  # a source's year, date or ordinal can only be a bare number's ("第22代": "22")
             how = value_match(n, occ)
             if how is None:
                 continue
             label, period, entity = _verdicts(claim, occ)
+            if label == "neutral" and occ.item is not None:
+                if names_a_row is None:
+                    names_a_row = _names_a_row(claim, evidence.found)
+                label = "conflict" if names_a_row else label
+            elif label == "agree" and occ.item is not None and _more_specific(claim, occ, evidence.found):
+                label = "conflict"
             if label == "conflict" or period is False or entity is False:
                 rank = (2 if label != "conflict" else 0) + (1 if entity is not False else 0)
                 wrong.append((rank, occ))
                 continue
-            if how == "rounded" and label == "neutral" and n.significant < 3:
+            if how == "rounded" and label == "neutral" and min(n.significant, occ.number.significant) < 3:
                 continue  # "$7 billion" somewhere in a passage says too little
             score = (how == "exact") * 4 + (label == "agree") * 2 + (period is True) + (occ.passage.number in cited)
             good.append((score, occ, how))
@@ -161,7 +170,9 @@ def check_answer(answer: str, question: str, passages: Sequence[Passage], cited_
             pending.append((claim, fig, [o for _, o in sorted(wrong, key=lambda w: -w[0])]))
         report.figures.append(fig)
     for claim, fig, others in pending:
-        done = recompute(claim, _operands(claim, evidence.found, supported))
+        # A value the sources hold as another item or period was copied, not computed: in a
+        # statement, some total minus some row is every other row.
+        done = None if others else recompute(claim, _operands(claim, evidence.found, supported))
         if done is not None:
             fig.status, fig.computed, fig.passage = "computed", done.text, done.passage
             fig.explanation = f"computed: {done.text}"
@@ -171,6 +182,27 @@ def check_answer(answer: str, question: str, passages: Sequence[Passage], cited_
             fig.source_value = first.number.clean
             fig.explanation = f"not what the sources say it is: {first.describe()}"
     return report
+
+
+def _names_a_row(claim: Claim, found: list[Occurrence]) -> bool:
+    """Whether the claim's words name a row the sources hold ("Services" among "Products",
+    "Services"): then a row it does not name is another item, not a neutral one."""
+    items = {occ.item for occ in found if occ.item is not None}
+    return any(item.qualifiers() and agreement(claim.terms, item) == "agree" for item in items)
+
+
+def _more_specific(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
+    """Whether the claim names a row of the same passage that says more than ``occ``'s row
+    ("Total liabilities and shareholders' equity" over "Total shareholders' equity")."""
+    assert occ.item is not None
+    mine = occ.item.qualifiers()
+    if not mine:
+        return False  # a total: a claim naming its parts may still mean it
+    for other in {o.item for o in found if o.item is not None and o.passage is occ.passage}:
+        theirs = other.qualifiers()
+        if mine < theirs and other.concept == occ.item.concept and agreement(claim.terms, other) == "agree":
+            return True
+    return False
 
 
 def _source(occ: Occurrence) -> str:
@@ -191,10 +223,14 @@ def _operands(claim: Claim, found: list[Occurrence], supported: list[tuple[Claim
     groups.append(own)
     by_key: dict[tuple, list[Operand]] = {}
     for occ in found:
+        if occ.number.kind != "figure":
+            continue
         label, _, entity = _verdicts(claim, occ)
         if label == "conflict" or entity is False:
             continue
-        operand = Operand(occ.number.clean, occ.value, occ.number.percent, occ.passage.number, label == "agree")
+        if label != "agree":
+            continue  # both figures of a computation must be the items the claim names
+        operand = Operand(occ.number.clean, occ.value, occ.number.percent, occ.passage.number)
         if occ.row is not None:
             by_key.setdefault(("row", occ.passage.number, id(occ.row)), []).append(operand)
             by_key.setdefault(("col", occ.passage.number, occ.row.table, occ.cell), []).append(operand)

@@ -217,6 +217,7 @@ class Item:
     label: str
     section: str = ""
     title: str = ""
+    shared: bool = False  # the label is repeated under other sections of its table ("Net sales")
 
     @property
     def ratio(self) -> bool:
@@ -235,10 +236,11 @@ class Item:
 
     def qualifiers(self) -> set[str]:
         """Words that must be in a claim naming this item: the label's non-concept words, and
-        a short section heading's ("North America": the segment) when it names no item."""
+        its section heading's when that alone tells the row from its namesakes ("Net sales"
+        under "North America", "International", "AWS")."""
         terms = {t for t in content(self.label) if not t.startswith("§")} if not self.ratio else set()
         section = content(self.section)
-        if section and not concepts(section) and len(self.section.split()) <= 4:
+        if self.shared and section and not concepts(section):
             terms |= section
         return terms
 
@@ -262,8 +264,8 @@ def agreement(claim: set[str], item: Item) -> str:
     if not concept and not qualifiers:
         return "neutral"  # a bare "Total" under no title: nothing to compare
     fits = qualifiers <= claim
-    if named:
-        return "agree" if fits and (concept is None or concept in named) else "conflict"
+    if named:  # a row of no line item is not the one the claim names ("Total shareholders' equity")
+        return "agree" if fits and concept in named else "conflict"
     return "agree" if qualifiers and fits else "neutral"
 
 

@@ -41,7 +41,7 @@ SCALES = {
 _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 MONTH = re.compile(rf"\b{_MONTH}\b\.?", re.IGNORECASE)
 _NUMBER = re.compile(
-    r"(?P<open>\(\s?)?(?P<neg>(?<![\w.,])[-−–](?=\s?[$€£¥]?\s?\d))?\s?"
+    r"(?P<open>\(\s?)?(?P<neg>(?<![\w.,])[-−–](?=[$€£¥]?\d))?\s?"
     r"(?P<cur>US\$|\$|€|£|¥|(?:USD|EUR|GBP|RMB|CNY|JPY)\s?)?\s?(?P<open2>\(\s?)?(?P<neg2>(?<![\w.,])[-−–](?=\d))?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?P<close>(?(open)\s?\)|(?(open2)\s?\))))"
@@ -192,13 +192,20 @@ def _kind(text: str, n: Number, start: int, end: int, cited: list[tuple[int, int
     slashed = re.search(r"\d\s?[/-]\s?$", before) or (re.match(r"\s?[/-]\s?\d", after) and _slashed(text, start))
     if whole and slashed:
         return "date"
-    if whole and 1900 <= n.magnitude <= 2100 and "," not in n.text:
+    if whole and "," not in n.text and (1800 <= n.magnitude <= 2100 or _year_range(text, start, end)):
         return "period" if _FISCAL.search(before) else "year"
     if whole and re.search(r"(?:^|\n)[ \t]*(?:[-*•]\s*)?$", before) and re.match(r"[.)]\s", after):
         return "list"
     if whole and _REFERENCE.search(before):
         return "reference"
     return "figure"
+
+
+def _year_range(text: str, start: int, end: int) -> bool:
+    """One end of "1807-1809", "1066–1087年": two years joined by a dash."""
+    pair = re.compile(r"(1\d{3}|20\d{2})\s?[-–—~至到]\s?(1\d{3}|20\d{2})")
+    window = text[max(0, start - 6) : end + 6]
+    return any(m.start() + max(0, start - 6) <= start < m.end() + max(0, start - 6) for m in pair.finditer(window))
 
 
 def _is_day(text: str, start: int, end: int, n: Number) -> bool:
@@ -222,7 +229,7 @@ def figures(text: str, question: str = "") -> list[Number]:
     """The numbers of ``text`` worth checking: amounts, percentages and counts of ten or more;
     not years, dates, quarters, citations, list or page numbers, nor a number the question
     itself gives (its years, its dates, a threshold it names)."""
-    asked = {(n.digits, n.percent) for n in read_numbers(question)} if question else set()
+    asked = {(n.digits, n.percent) for n in read_numbers(question) if n.kind == "figure"} if question else set()
     out = []
     for n in read_numbers(text):
         if n.kind != "figure" or (n.digits, n.percent) in asked:

@@ -177,7 +177,7 @@ def _occurrences(passage: Passage) -> list[Occurrence]:
     for k, piece in enumerate(_SENTENCE.split(prose)):
         pos = prose.find(piece, start)
         start = pos + len(piece)
-        numbers = [n for n in read_numbers(piece) if n.kind == "figure"]
+        numbers = [n for n in read_numbers(piece) if n.kind not in ("citation", "list")]
         if not numbers:
             continue
         period = sentence_period(piece)

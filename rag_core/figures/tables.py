@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from rag_core.figures.labels import Item
@@ -275,7 +276,17 @@ def parse_tables(text: str) -> list[Table]:
 
 @lru_cache(maxsize=2048)
 def _parse(text: str) -> tuple[Table, ...]:
-    return tuple(_read(text))
+    tables = _read(text)
+    for table in tables:
+        seen = Counter(_key(row.item.label) for row in table.rows)
+        for row in table.rows:
+            if seen[_key(row.item.label)] > 1 and row.item.section:
+                row.item = replace(row.item, shared=True)
+    return tuple(tables)
+
+
+def _key(label: str) -> str:
+    return re.sub(r"\W+", " ", label.lower()).strip()
 
 
 def _read(text: str) -> list[Table]:
