@@ -145,7 +145,7 @@ def main() -> None:
     for kind, (row, report) in misses[: args.show]:
         figs = "; ".join(f"{f.text} {f.status}: {f.explanation}" for f in report.figures)
         print(f"{kind:18s} | {row.get('id')} | {row.get('question')} | {row.get('gold_answer')} | {figs}")
-    if misses[: args.show] and args.show:
+    if args.show:
         print("\nmarked answers (first 5 wrong):")
         for row, report in marked_wrong[:5]:
             print(f"- {row.get('id')}: {mark_answer(row['turn']['answer'], report)}\n  [{summary(report)}]")

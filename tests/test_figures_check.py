@@ -3,7 +3,7 @@ the cells a question asks for; the marks in the answer."""
 
 from __future__ import annotations
 
-from rag_core.figures import Page, Passage, check_answer, find_cell, find_cells, mark_answer, marks, summary
+from rag_core.figures import Page, Passage, check_answer, find_cell, find_cells, mark_answer, marks, summary, table_says
 from rag_core.figures.cells import question_parts
 from tests.test_figures_tables import GROUPS_THEN_YEARS, ROWS_BY_LINE, WITH_CHANGES
 
@@ -185,3 +185,14 @@ def test_question_parts_pair_names_and_dates_in_order():
         (["bolt"], "2023-06-30"),
     ]
     assert all("§net_income" in p.terms for p in parts)
+
+
+def test_the_tables_reading_is_offered_where_the_answer_differs():
+    answer = "Acme's net income for the quarter ended July 30, 2023 was $672 million [1]."
+    report = check_answer(answer, QUARTER, passages())
+    cells = find_cells(QUARTER, pages())
+    assert table_says(report, cells) == [
+        "Net income, three months ended July 30, 2023: $618 (in millions; 2023 Q2 ACME.pdf, page 3)"
+    ]
+    right = check_answer("Acme's net income for the quarter was $618 million [1].", QUARTER, passages())
+    assert table_says(right, cells) == []

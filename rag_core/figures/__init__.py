@@ -15,7 +15,7 @@ and statement tables read by their structure. Pure functions over text: no index
 
 from rag_core.figures.cells import CellMatch, Page, find_cell, find_cells, question_parts
 from rag_core.figures.check import CheckReport, FigureCheck, check_answer
-from rag_core.figures.marks import mark_answer, marks, summary
+from rag_core.figures.marks import mark_answer, marks, summary, table_says
 from rag_core.figures.numbers import Number, figures, read_numbers
 from rag_core.figures.sources import Passage, document_entity
 from rag_core.figures.tables import parse_tables
@@ -38,4 +38,5 @@ __all__ = [
     "question_parts",
     "read_numbers",
     "summary",
+    "table_says",
 ]

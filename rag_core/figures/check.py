@@ -46,6 +46,7 @@ class FigureCheck:
     passage: int | None = None  # the [n] of the passage it was found in (or computed from)
     computed: str = ""  # "36% = 1,100 / 3,050"
     source_value: str = ""  # the figure as the source writes it ("6,728")
+    value: float | None = None  # in units, as the source that supports it gives it
 
     @property
     def supported(self) -> bool:
@@ -165,7 +166,8 @@ def check_answer(answer: str, question: str, passages: Sequence[Passage], cited_
             fig.passage = occ.passage.number
             fig.source, fig.source_value = _source(occ), occ.number.clean
             fig.explanation = occ.describe()
-            supported.append((claim, occ.value if (occ.unit_known or not n.scaled) else n.value))
+            fig.value = occ.value if (occ.unit_known or not n.scaled) else n.value
+            supported.append((claim, fig.value))
         else:
             pending.append((claim, fig, [o for _, o in sorted(wrong, key=lambda w: -w[0])]))
         report.figures.append(fig)

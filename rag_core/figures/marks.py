@@ -10,8 +10,10 @@ so those quotes lose every character Markdown could read as formatting or a link
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rag_core.figures.cells import CellMatch
 from rag_core.figures.check import CheckReport, FigureCheck
 
 WARNING = "⚠"
@@ -83,3 +85,18 @@ def summary(report: CheckReport) -> str:
         line = f"{checked} figure{'s' if checked != 1 else ''} checked against the sources"
     computed = sum(f.status == "computed" for f in report.figures)
     return line + (f"; {computed} computed" if computed else "")
+
+
+def table_says(report: CheckReport, cells: Sequence[CellMatch | None], least: float = 0.6) -> list[str]:
+    """The cells found by structure (``cells.find_cells``) that the answer does not state,
+    each as a line to show under it ("Net income, three months ended July 30, 2023: $6,188
+    (in millions; 2023 Q2 NVDA.pdf, page 3)"): where the model read the table otherwise,
+    the table's reading is preferred. Cells less sure than ``least`` are left out."""
+    stated = {round(f.value, 6) for f in report.figures if f.supported and f.value is not None}
+    out = []
+    for cell in cells:
+        if cell is None or cell.confidence < least:
+            continue
+        if round(cell.value, 6) not in stated and round(-cell.value, 6) not in stated:
+            out.append(quoted(cell.describe(), 200))
+    return out
