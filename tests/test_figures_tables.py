@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from rag_core.figures.headers import columns_of
 from rag_core.figures.labels import Item, agreement, content, words
-from rag_core.figures.tables import columns_of, parse_tables
+from rag_core.figures.tables import parse_tables
 
 # One header per line group (the NVIDIA order): groups, then days, then years.
 ROWS_BY_LINE = """ACME CORPORATION AND SUBSIDIARIES
