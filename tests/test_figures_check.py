@@ -196,3 +196,34 @@ def test_the_tables_reading_is_offered_where_the_answer_differs():
     ]
     right = check_answer("Acme's net income for the quarter was $618 million [1].", QUARTER, passages())
     assert table_says(right, cells) == []
+
+
+def test_a_less_specific_row_is_not_the_one_named():
+    text = """BALANCE SHEETS
+(In millions)
+As of
+July 30, 2023
+Total liabilities 170
+Total shareholders' equity 275
+Total liabilities and shareholders' equity 445
+"""
+    source = [Passage(1, text, "acme.pdf", 5, ACME)]
+    question = "What were Acme's total liabilities and shareholders' equity as of July 30, 2023?"
+    ok = check_answer("Acme's total liabilities and shareholders' equity were $445 million [1].", question, source)
+    assert [f.status for f in ok.figures] == ["found"]
+    wrong = check_answer("Acme's total liabilities and shareholders' equity were $275 million [1].", question, source)
+    assert [f.status for f in wrong.figures] == ["mismatch"]
+
+
+def test_a_claim_naming_a_row_does_not_take_another_rows_figure():
+    answer = "Acme's Graphics operating income for the quarter was $672 million."
+    (fig,) = check_answer(answer, QUARTER, passages()).figures
+    assert fig.status == "mismatch" and "Compute & Networking" in fig.source
+
+
+def test_a_source_ordinal_or_year_matches_a_bare_number_only():
+    source = [Passage(1, "文周王（）百济第22代国王。英土战争发生于1807－1809年间。", "x.txt")]
+    report = check_answer("他是第22代国王，即22代。", "文周王是百济第多少代国王？", source)
+    assert [(f.text, f.status) for f in report.figures] == [("22", "found")]
+    money = check_answer("It cost $22 million.", "What did it cost?", source)
+    assert [f.status for f in money.figures] == ["unsupported"]

@@ -2,8 +2,8 @@
 change or a change in percentage points, from two figures of one related group (the answer's
 own supported figures, one table row, one column of a table, one sentence).
 
-Only pairs within a group are tried, and a group from the sources counts only when one of
-its two figures is the line item the claim names: with 60 numbers on a page, some pair
+Only pairs within a group are tried, and a figure of the sources enters a group only when
+its row or sentence is a line item the claim names: with 60 numbers on a page, some pair
 gives any percentage; with the two cells of the "Net income" row, only the real change does.
 """
 
@@ -24,7 +24,6 @@ class Operand:
     value: float  # signed, in units when its unit is known
     percent: bool
     passage: int | None  # the [n] it comes from (None: the answer's own figure)
-    agrees: bool = True  # its row or sentence is the claim's line item
 
 
 @dataclass(frozen=True)
@@ -47,10 +46,10 @@ def recompute(claim: Claim, groups: Sequence[Sequence[Operand]]) -> Computed | N
     # a bare figure ("6,803") may be in the table's unit: try it at the usual scales
     scales = [n.scale] if n.scaled or n.percent or times else [1.0, 1e3, 1e6, 1e9]
     for group in groups:
-        if len(group) < 2 or not any(o.agrees for o in group):
+        if len(group) < 2:
             continue
         for a, b in permutations(group, 2):
-            if not (a.agrees or b.agrees) or min(abs(a.value), abs(b.value)) < 0.01 * max(abs(a.value), abs(b.value)):
+            if min(abs(a.value), abs(b.value)) < 0.01 * max(abs(a.value), abs(b.value)):
                 continue  # "x - 13": a figure and a rounding error of it
             for text, result in _results(n.text, a, b, n.percent, points, times):
                 for s in scales:
