@@ -79,19 +79,24 @@ def main() -> None:
                 dict.fromkeys((s["file"], s["page"]) for s in sources if s.get("file") in texts and s.get("page"))
             )
         pages = [Page(texts[f][p - 1], f, p, entity[f]) for f, p in keys]
-        previous = q["history"][0] if q.get("history") else ""
+        asked = [
+            h[1] if isinstance(h, list) else h
+            for h in q.get("history") or []
+            if not isinstance(h, list) or h[0] == "user"
+        ]
+        previous = asked[-1] if asked else ""  # the last question before (the history's first line in the shapes file)
         matches = find_cells(q["question"], pages, previous)
         wanted = gold_figures(q["gold_answer"])
         got = [m for m in matches if m is not None]
         said = [f for m in got for f in answer_figures(f"{m.number.text}")]
         ok = bool(got) and all(any(figure_matches(g, s) for s in said) for g in wanted)
-        ok = ok and all(m.page.file in q["gold_files"] for m in got)
+        ok = ok and all(m.page.entity in {entity[f] for f in q["gold_files"] if f in entity} for m in got)
         if len(wanted) > 1 and len(got) != len(wanted):
             ok = False
         shape = q.get("shape") or shapes.get(q.get("id")) or q.get("type") or "all"
         by_shape[shape].append(ok)
         wrong = [m for m in got if not any(figure_matches(g, f) for g in wanted for f in answer_figures(m.number.text))]
-        errors[shape] += bool(wrong) or any(m.page.file not in q["gold_files"] for m in got)
+        errors[shape] += bool(wrong) or any(m.page.entity not in {entity[f] for f in files} for m in got)
         if args.pages == "retrieved" and all(any((f, p) in keys for p in q.get("gold_pages", [])) for f in files):
             retrieved_ok[shape].append(ok)
         if not ok:

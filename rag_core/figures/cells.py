@@ -168,7 +168,7 @@ def _columns(ask: Ask, table: Table, row: Row, page: Page) -> list[tuple[CellMat
     asked_items = {t for t in ask.terms if t.startswith("§")} | (ask.terms & label_words)
     cover = len(asked_items & label_words) / max(1, len(label_words))
     base = 0.55 + 0.15 * cover + (0.1 if _STATEMENT.search(table.title) else 0.0)
-    base += 0.1 * len(row.item.qualifiers() & ask.terms)  # the more of the question a row names, the better
+    base += 0.15 * len(row.item.qualifiers() & ask.terms)  # the more of the question a row names, the better
     percent = bool(re.search(r"percent|%|\brate\b|\bratio\b|\bshare of\b", ask.text, re.I))
     dated = [c.column.period.end for c in row.cells if c.column and c.column.period.end]
     latest = max(dated) if dated else None

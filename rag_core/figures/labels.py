@@ -116,7 +116,15 @@ _concept(
 _concept("capex", "purchases of property and equipment", "capital expenditure", "capex")
 _concept("revenue", "net revenue", "revenue", "net sales", "sales", "turnover")
 _concept(
-    "repurchase", "repurchases of common stock", "share repurchases", "stock repurchases", "buybacks", "repurchased"
+    "repurchase",
+    "repurchases of common stock",
+    "share repurchases",
+    "stock repurchases",
+    "buybacks",
+    "repurchased",
+    "repurchasing",
+    "repurchases",
+    "repurchase",
 )
 _concept("interest_expense", "interest expense")
 _concept("interest_income", "interest income")
@@ -175,7 +183,30 @@ def _spans(text: str) -> tuple[tuple[int, int, str], ...]:
         else:
             out.append(raw[i])
             i += 1
-    return tuple(out)
+    return tuple(_loose(out))
+
+
+# Line items a sentence names around other words ("cash did Apple generate from operating
+# activities"): (first word, last words, concept), at most _GAP words apart.
+_LOOSE = [
+    ("cash", ("operation",), "§operating_cash_flow"),
+    ("cash", ("operating", "activity"), "§operating_cash_flow"),
+]
+_GAP = 4
+
+
+def _loose(out: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    for first, last, concept in _LOOSE:
+        for i, (start, _, w) in enumerate(out):
+            if w != first:
+                continue
+            for j in range(i + 1, min(len(out), i + 2 + _GAP)):
+                if out[j - 1][2].startswith("§"):
+                    break  # another line item in between: not one phrase
+                if tuple(x for _, _, x in out[j : j + len(last)]) == last:
+                    end = out[j + len(last) - 1][1]
+                    return _loose([*out[:i], (start, end, concept), *out[j + len(last) :]])
+    return out
 
 
 def words(text: str) -> list[str]:
