@@ -227,3 +227,15 @@ def test_a_source_ordinal_or_year_matches_a_bare_number_only():
     assert [(f.text, f.status) for f in report.figures] == [("22", "found")]
     money = check_answer("It cost $22 million.", "What did it cost?", source)
     assert [f.status for f in money.figures] == ["unsupported"]
+
+
+def test_a_figure_from_another_report_than_the_one_asked_is_marked():
+    sources = [
+        Passage(1, ROWS_BY_LINE, "2023 Q2 ACME.pdf", 3, ACME),
+        Passage(2, ROWS_BY_LINE.replace("$ 618", "$ 700"), "2022 Q2 ACME.pdf", 3, ACME),
+    ]
+    question = "What was Acme's net income as reported in the Q2 2022 10-Q?"
+    (fig,) = check_answer("Acme's net income was $618 million [1].", question, sources).figures
+    assert fig.status == "mismatch" and fig.source.startswith("[1]")
+    (fig,) = check_answer("Acme's net income was $700 million [2].", question, sources).figures
+    assert fig.status == "found"

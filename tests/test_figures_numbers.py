@@ -113,3 +113,14 @@ def test_periods_agree_only_when_they_can_be_one():
     assert agree(quarter, period_of("three months ended July 29, 2023")) is True  # a calendar's few days
     assert agree(Period(), quarter) is None
     assert agree(period_of("at the end of Q3"), period_of("as of July 30, 2023")) is None
+
+
+def test_reports_named_by_quarter_and_year():
+    from rag_core.figures.periods import report_in_name, report_of
+
+    assert report_of("What did Apple report in the Q3 2022 10-Q?") == (3, 2022)
+    assert report_of("the second quarter of fiscal 2024 report") == (2, 2024)
+    assert report_of("in the quarter ended July 1, 2023") is None
+    assert report_in_name("2023 Q2 NVDA.pdf") == (2, 2023)
+    assert report_in_name("AAPL_10Q_2023Q2.pdf") == (2, 2023)
+    assert report_in_name("annual report.pdf") is None

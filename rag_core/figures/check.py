@@ -25,7 +25,7 @@ from rag_core.figures.claims import Claim, read_claims
 from rag_core.figures.compute import Operand, recompute
 from rag_core.figures.labels import Item, agreement, concepts
 from rag_core.figures.numbers import Number
-from rag_core.figures.periods import agree
+from rag_core.figures.periods import agree, report_in_name
 from rag_core.figures.sources import Occurrence, Passage, entity_keys, read_passages
 
 SUPPORTED = ("found", "normalised", "computed")
@@ -115,6 +115,9 @@ def _verdicts(claim: Claim, occ: Occurrence) -> tuple[str, bool | None, bool | N
     keys = occ.passage.entity_words()
     if claim.entities and keys:
         entity = bool(claim.entities & keys)
+    named = report_in_name(occ.passage.file)
+    if claim.report and named and entity is not False:  # "the Q3 2022 10-Q": another filing is not it
+        entity = named == claim.report
     return label, period, entity
 
 
@@ -194,17 +197,19 @@ def _names_a_row(claim: Claim, found: list[Occurrence]) -> bool:
 
 
 def _more_specific(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
-    """Whether the claim names a row of the same passage that says more than ``occ``'s row
-    ("Total liabilities and shareholders' equity" over "Total shareholders' equity")."""
+    """Whether the claim names a row of the sources that says more than ``occ``'s row
+    ("Total liabilities and shareholders' equity" over "Total shareholders' equity", "iPhone"
+    over "Total net sales"; a total stays what a claim naming two of its parts means)."""
     assert occ.item is not None
     mine = occ.item.qualifiers()
-    if not mine:
-        return False  # a total: a claim naming its parts may still mean it
-    for other in {o.item for o in found if o.item is not None and o.passage is occ.passage}:
-        theirs = other.qualifiers()
-        if mine < theirs and other.concept == occ.item.concept and agreement(claim.terms, other) == "agree":
-            return True
-    return False
+    named = [
+        other
+        for other in {o.item for o in found if o.item is not None}
+        if mine < other.qualifiers() <= claim.terms and other.concept in (None, occ.item.concept)
+    ]
+    if not mine:  # a total: the claim may name its parts ("net sales of Products and Services")
+        return len({frozenset(o.qualifiers()) for o in named}) == 1
+    return bool(named)
 
 
 def _source(occ: Occurrence) -> str:

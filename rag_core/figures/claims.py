@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from rag_core.figures.cells import Ask, question_parts
 from rag_core.figures.labels import concepts, content, spans
 from rag_core.figures.numbers import Number, figures
-from rag_core.figures.periods import AGO, DATE, RELATIVE, Period, parse_date, period_of
+from rag_core.figures.periods import AGO, DATE, RELATIVE, Period, parse_date, period_of, report_of
 from rag_core.figures.sources import named_entities
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=[A-Z\d\"“(*-]|[\u3400-\u9fff])|\n+")
@@ -36,6 +36,7 @@ class Claim:
     period: Period
     entities: set[str]  # entity words (``sources.entity_keys``) it is about
     relative: bool  # its clause says it is of another period ("a year ago")
+    report: tuple[int, int] | None = None  # the report it is from, when named ("the Q3 2022 10-Q")
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -54,6 +55,7 @@ def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
     """The figures of ``answer`` worth checking, each with what it claims (``known``: the
     entity words of the cited documents)."""
     asks = question_parts(question, known) if question else []
+    asked = report_of(question)
     found = figures(answer, question)
     out: list[Claim] = []
     for s_start, s_end in sentences(answer):
@@ -99,7 +101,8 @@ def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
                     period.end or (ask.period.end if period.months in (None, ask.period.months) else None),
                     period.fiscal_year,
                 )
-            out.append(Claim(n, sentence, terms, period, entities, relative))
+            report = report_of(before + " " + after) or report_of(sentence) or (None if len(asks) > 1 else asked)
+            out.append(Claim(n, sentence, terms, period, entities, relative, report))
             previous_terms, previous_entities = terms, entities
             if not relative:
                 previous_period = period

@@ -142,6 +142,34 @@ _DOCUMENT = re.compile(
 )
 
 
+_QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+_REPORT = re.compile(
+    r"\b(?:Q(?P<q>[1-4])|(?P<q2>[1-4])Q|(?P<qw>first|second|third|fourth)[\s-]quarter)\s*(?:of\s+)?(?:fiscal\s+)?'?"
+    r"(?P<y>(?:19|20)\d{2})\s*(?:form\s+)?(?:10-?Q|10-?K|8-?K|report|filing|earnings\s+release)\b"
+    r"|\b(?P<y2>(?:19|20)\d{2})\s*Q(?P<q3>[1-4])\s*(?:form\s+)?(?:10-?Q|report|filing)\b",
+    re.IGNORECASE,
+)
+_NAME_QUARTER = re.compile(r"(?<![a-z])q([1-4])(?![0-9])|(?<![0-9])([1-4])q(?![a-z0-9])", re.IGNORECASE)
+_NAME_YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
+
+
+def report_of(text: str) -> tuple[int, int] | None:
+    """The report a text names by its quarter and year ("the Q3 2022 10-Q" → (3, 2022))."""
+    m = _REPORT.search(text or "")
+    if not m:
+        return None
+    quarter = m.group("q") or m.group("q2") or m.group("q3") or _QUARTER_WORDS.get((m.group("qw") or "").lower())
+    return int(quarter), int(m.group("y") or m.group("y2"))
+
+
+def report_in_name(name: str) -> tuple[int, int] | None:
+    """The quarter and year a file name gives ("2023 Q2 NVDA.pdf" → (2, 2023)), when it gives both."""
+    q, y = _NAME_QUARTER.search(name or ""), _NAME_YEAR.findall(name or "")
+    if not q or len(set(y)) != 1:
+        return None
+    return int(q.group(1) or q.group(2)), int(y[0])
+
+
 def period_of(text: str, last: bool = False) -> Period:
     """The period ``text`` names ("for the quarter ended July 30, 2023" → 3 months to
     2023-07-30): the first one named, or the ``last``; a quarter or half of a fiscal year is

@@ -75,6 +75,14 @@ def _cells(line: str) -> tuple[str, list[re.Match[str]]]:
     return label, run
 
 
+def _continues(first: str, line: str) -> bool:
+    """Whether ``line`` is the rest of a label cut by the page ("... marketable debt" /
+    "securities (282) ..."): it starts with a lower-case word, and the first part is no heading
+    ("Net sales by category:" / "iPhone ...")."""
+    word = line.split(maxsplit=1)[0] if line.split() else ""
+    return bool(word) and word.islower() and not first.rstrip().endswith(":")
+
+
 def _is_per_share(item: Item) -> bool:
     words = f"{item.label} {item.section}".lower()
     if re.search(r"\bshares\b", words):
@@ -175,7 +183,7 @@ def _read(text: str) -> list[Table]:
                 table = _new_table(tables, title, unit, unit_line, columns_of("\n".join(header), title))
                 header, section = [], ""
             row_start = start
-            if pending_label and label[:1].islower():
+            if pending_label and _continues(pending_label[0], label):
                 label, row_start = f"{pending_label[0]} {label}", pending_label[1]
                 section = table.rows[-1].item.section if table.rows else section
             elif pending_label:
@@ -206,11 +214,11 @@ def _read(text: str) -> list[Table]:
             if _is_title(stripped):
                 title = stripped
             continue
-        if pending_label and not stripped[:1].islower():
+        if pending_label and not _continues(pending_label[0], stripped):
             section = pending_label[0]
         pending_label = (
-            (stripped, start)
-            if not pending_label or not stripped[:1].islower()
-            else (f"{pending_label[0]} {stripped}", pending_label[1])
+            (f"{pending_label[0]} {stripped}", pending_label[1])
+            if pending_label and _continues(pending_label[0], stripped)
+            else (stripped, start)
         )
     return tables
