@@ -115,9 +115,9 @@ def _verdicts(claim: Claim, occ: Occurrence) -> tuple[str, bool | None, bool | N
     keys = occ.passage.entity_words()
     if claim.entities and keys:
         entity = bool(claim.entities & keys)
-    named = report_in_name(occ.passage.file)
-    if claim.report and named and entity is not False:  # "the Q3 2022 10-Q": another filing is not it
-        entity = named == claim.report
+    filed = report_in_name(occ.passage.file)
+    if claim.report and filed and entity is not False:  # "the Q3 2022 10-Q": another filing is not it
+        entity = filed == claim.report
     return label, period, entity
 
 

@@ -158,8 +158,9 @@ def report_of(text: str) -> tuple[int, int] | None:
     m = _REPORT.search(text or "")
     if not m:
         return None
-    quarter = m.group("q") or m.group("q2") or m.group("q3") or _QUARTER_WORDS.get((m.group("qw") or "").lower())
-    return int(quarter), int(m.group("y") or m.group("y2"))
+    digit = m.group("q") or m.group("q2") or m.group("q3")
+    quarter = int(digit) if digit else _QUARTER_WORDS[(m.group("qw") or "").lower()]
+    return quarter, int(m.group("y") or m.group("y2"))
 
 
 def report_in_name(name: str) -> tuple[int, int] | None:
