@@ -3,7 +3,18 @@ the cells a question asks for; the marks in the answer."""
 
 from __future__ import annotations
 
-from rag_core.figures import Page, Passage, check_answer, find_cell, find_cells, mark_answer, marks, summary, table_says
+from rag_core.figures import (
+    Page,
+    Passage,
+    check_answer,
+    find_cell,
+    find_cells,
+    mark_answer,
+    marks,
+    page_text,
+    summary,
+    table_says,
+)
 from rag_core.figures.cells import question_parts
 from tests.test_figures_tables import GROUPS_THEN_YEARS, ROWS_BY_LINE, WITH_CHANGES
 
@@ -239,3 +250,9 @@ def test_a_figure_from_another_report_than_the_one_asked_is_marked():
     assert fig.status == "mismatch" and fig.source.startswith("[1]")
     (fig,) = check_answer("Acme's net income was $700 million [2].", question, sources).figures
     assert fig.status == "found"
+
+
+def test_a_page_again_from_its_overlapping_chunks():
+    page = "Revenue $ 1,350\nCost of revenue 404\nGross profit 946\n"
+    chunks = [(16, page[16:]), (0, page[:30]), (None, "a chunk without offset")]
+    assert page_text(chunks) == page + "\na chunk without offset"

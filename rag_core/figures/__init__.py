@@ -13,7 +13,7 @@ and statement tables read by their structure. Pure functions over text: no index
 - ``marks``: the answer with unsupported figures marked, and the one-line summary.
 """
 
-from rag_core.figures.cells import CellMatch, Page, find_cell, find_cells, question_parts
+from rag_core.figures.cells import CellMatch, Page, find_cell, find_cells, page_text, question_parts
 from rag_core.figures.check import CheckReport, FigureCheck, check_answer
 from rag_core.figures.marks import mark_answer, marks, summary, table_says
 from rag_core.figures.numbers import Number, figures, read_numbers
@@ -33,6 +33,7 @@ __all__ = [
     "find_cell",
     "find_cells",
     "mark_answer",
+    "page_text",
     "marks",
     "parse_tables",
     "question_parts",

@@ -39,6 +39,20 @@ class Page:
         return entity_keys(f"{self.entity} {self.file}")
 
 
+def page_text(chunks: Sequence[tuple[int | None, str]]) -> str:
+    """A page's text again from its chunks ((start offset in the page or None, text)), the
+    splitter's overlap removed: chunks with offsets are laid at them, the others appended."""
+    placed = sorted((start, text) for start, text in chunks if start is not None)
+    out, end = "", 0
+    for start, text in placed:
+        if start + len(text) <= end:
+            continue
+        out += text[max(0, end - start) :] if start < end else ("\n" if out and start > end else "") + text
+        end = start + len(text)
+    rest = [text for start, text in chunks if start is None]
+    return "\n".join([out, *rest]) if out else "\n".join(rest)
+
+
 @dataclass
 class CellMatch:
     """The cell found: its figure, row, column and page, and how sure the match is (0–1)."""
