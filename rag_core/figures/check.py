@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 
 from rag_core.figures.claims import Claim, read_claims
 from rag_core.figures.compute import Operand, recompute
-from rag_core.figures.labels import Item, agreement, concepts
+from rag_core.figures.labels import agreement, concepts
 from rag_core.figures.numbers import Number
 from rag_core.figures.periods import agree, report_in_name
 from rag_core.figures.sources import Occurrence, Passage, entity_keys, read_passages
@@ -104,12 +104,11 @@ def value_match(n: Number, occ: Occurrence) -> str | None:
 
 def _verdicts(claim: Claim, occ: Occurrence) -> tuple[str, bool | None, bool | None]:
     """(item, period, entity): does ``occ`` say what the claim says it is."""
-    item = occ.item or Item(occ.label if occ.concept else "")
     if occ.item is None:  # prose: only the line item named nearest before the figure
         named = concepts(claim.terms)
         label = "neutral" if not occ.concept or not named else ("agree" if occ.concept in named else "conflict")
     else:
-        label = agreement(claim.terms, item)
+        label = agreement(claim.terms, occ.item)
     period = None if claim.relative else agree(claim.period, occ.period)
     entity = None
     keys = occ.passage.entity_words()

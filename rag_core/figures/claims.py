@@ -82,8 +82,8 @@ def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
             relative = bool(RELATIVE.search(before) or AGO.search(after))
             if not concepts(terms):
                 terms |= previous_terms or (ask.terms if ask is not None else set())
-            elif ask is not None and concepts(terms) <= concepts(ask.terms):
-                terms |= ask.terms - {k for a in asks for k in a.entities}  # its qualifiers ("diluted")
+            elif ask is not None and concepts(terms) <= concepts(ask.terms):  # the question's qualifiers ("diluted")
+                terms |= {t for t in ask.terms if not t.startswith("§")} - {k for a in asks for k in a.entities}
             period = period_of(after)
             if not period.known:
                 period = period_of(before, last=True)
@@ -130,10 +130,12 @@ def _own_tail(after: str, named: bool) -> str:
 
 def _ask_for(asks: list[Ask], entities: set[str]) -> Ask | None:
     """The part of the question about ``entities`` (the question itself when it has one part)."""
-    if len(asks) == 1:
-        return asks[0]
-    about = [a for a in asks if a.entities & entities]
-    return about[0] if len(about) == 1 else None
+    about = [a for a in asks if a.entities & entities] if len(asks) > 1 else asks
+    if not about and len({frozenset(a.entities) for a in asks}) == 1:
+        about = asks  # one company, two line items ("operating expenses ... compared to revenue")
+    if not about or len({(a.period, frozenset(a.entities)) for a in about}) > 1:
+        return None
+    return Ask(about[0].text, set().union(*(a.terms for a in about)), about[0].period, set(about[0].entities))
 
 
 def _respectively(
