@@ -123,9 +123,9 @@ def test_marks_stand_after_their_figures_and_quote_no_markup():
     assert summary(report) == "1 figure not found in the sources; 1 computed"
     hostile = [Passage(1, "Revenue **[click](javascript:alert(1))** was $5 million in the quarter.", "x.pdf", 1)]
     bad = check_answer("Net income was $5 million [1].", "What was net income?", hostile)
-    note = mark_answer("Net income was $5 million [1].", bad)
-    assert "javascript" not in note.split("⚠", 1)[-1] or "(" not in note.split("javascript", 1)[0][-1:]
-    assert "**" not in note and "[click]" not in note
+    note = mark_answer("Net income was $5 million [1].", bad).split("⚠", 1)[1]
+    assert "click" in note  # the source's words are quoted...
+    assert "](" not in note and "**" not in note and "[click" not in note  # ...with no Markdown left in them
 
 
 def test_no_figures_no_summary():

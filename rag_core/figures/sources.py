@@ -116,11 +116,16 @@ class Occurrence:
         """What the source says the figure is: "6,728 is Compute & Networking (Operating income by Reportable Segments), three
         months ended July 30, 2023 in [2]"."""
         what = self.label or "a figure"
+        if self.item is None:  # prose: the sentence says it
+            return f"{self.number.clean} is in {what} in {self._where()}"
         when = self.column or (self.period.describe() if self.period.known else "")
+        return f"{self.number.clean} is {what}" + (f", {when}" if when else "") + f" in {self._where()}"
+
+    def _where(self) -> str:
         where = self.passage.where()
         if self.passage.file:
             where += f" ({self.passage.file}" + (f", page {self.passage.page}" if self.passage.page else "") + ")"
-        return f"{self.number.clean} is {what}" + (f", {when}" if when else "") + f" in {where}"
+        return where
 
 
 @dataclass
@@ -183,7 +188,8 @@ def _occurrences(passage: Passage) -> list[Occurrence]:
         period = sentence_period(piece)
         words = spans(piece)
         for n in numbers:
-            concept, label = _nearest_concept(piece, words, n)
+            concept, _ = _nearest_concept(piece, words, n)
+            label = _snippet(piece, n)
             shifted = Number(**{**n.__dict__, "start": n.start + pos, "end": n.end + pos})
             out.append(
                 Occurrence(
@@ -213,6 +219,14 @@ def sentence_period(sentence: str) -> Period:
 
 
 _NEAR = 100  # characters: a line item named further before a figure is another clause's
+
+
+def _snippet(sentence: str, n: Number, most: int = 70) -> str:
+    """The words of a sentence that lead to a figure, quoted ("“… Data Center revenue was up”")."""
+    head = " ".join(sentence[max(0, n.start - most) : n.start].split())
+    if n.start > most and " " in head:
+        head = "… " + head.split(" ", 1)[1]
+    return f"“{head} {n.clean}”" if head else "a figure"
 
 
 def _nearest_concept(sentence: str, words: list[tuple[int, int, str]], n: Number) -> tuple[str | None, str]:
