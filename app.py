@@ -1,10 +1,14 @@
 """Docent: chat with your own documents.
 
 This file only routes: four pages, the conversations in the sidebar of each, and the
-rag_core context built once per distinct settings and cached (``ui.common.get_context``).
+rag_core context built once per distinct settings and cached (``ui.context.get_context``).
 Each page renders and calls rag_core. With sign-in configured (``[auth]`` in
 ``.streamlit/secrets.toml``, see ``ui.auth``), a visitor who has not signed in is routed
 to the sign-in page alone.
+
+The pages live in ``app_pages/``, not ``pages/``: a ``pages/`` folder beside app.py puts
+Streamlit in its older folder-based mode, where a deep link (``/chat?session=…``, a reload
+after a restart) runs the page file without app.py, so without its sidebar and sign-in.
 
     streamlit run app.py
 """
@@ -23,17 +27,12 @@ if starting is not None:
         st.title("📚 Docent")
         st.caption("Starting: loading the search and model libraries (a few seconds, once per server start)…")
 
-from rag_core import DocentError  # noqa: E402 (after the starting line, on purpose)
+from rag_core import DatabaseUnavailableError, DocentError  # noqa: E402 (after the starting line, on purpose)
+from rag_core.index import unreachable_server  # noqa: E402
 from ui.auth import may_enter, render_account, sign_in_page  # noqa: E402
-from ui.common import (  # noqa: E402
-    CHAT_PAGE,
-    EVALUATE_PAGE,
-    SETTINGS_PAGE,
-    UPLOAD_PAGE,
-    get_context,
-    render_sidebar,
-    run_page,
-)
+from ui.context import get_context  # noqa: E402
+from ui.navigation import CHAT_PAGE, EVALUATE_PAGE, SETTINGS_PAGE, UPLOAD_PAGE  # noqa: E402
+from ui.sidebar import render_sidebar  # noqa: E402
 
 if starting is not None:
     starting.empty()
@@ -51,4 +50,12 @@ if may_enter():
     render_account()
 else:
     navigation = st.navigation([st.Page(sign_in_page, title="Sign in", icon="🔒")], position="hidden")
-run_page(navigation)
+try:
+    navigation.run()
+except DatabaseUnavailableError as e:  # a team's PostgreSQL away: said plainly; the next run tries again
+    st.error(str(e), icon="🛑")
+except Exception as e:  # a team's Chroma server away: the same, instead of a traceback
+    problem = unreachable_server(e, get_context().settings)
+    if problem is None:
+        raise
+    st.error(problem, icon="🛑")

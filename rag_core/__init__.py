@@ -7,12 +7,13 @@ Everything the Streamlit pages and the CLI do goes through these names
 # First, before any library below is imported: their telemetry off (see offline.py).
 import rag_core.offline  # noqa: F401  # isort: skip
 
-from rag_core.chat import AnswerStream, ChatService, ChatTurn
+from rag_core.chat import ChatService, ChatTurn, Turn
 from rag_core.context import AppContext, build_context
 from rag_core.errors import (
     ConfigError,
     ConsistencyError,
     DatabaseDamagedError,
+    DatabaseUnavailableError,
     DocentError,
     IndexMismatchError,
     IngestError,
@@ -26,13 +27,12 @@ from rag_core.jobs import JobRunner, JobView, Upload
 from rag_core.loaders import SUPPORTED_EXTS
 from rag_core.payloads import EvalResult, Source
 from rag_core.settings import DocentSettings, RetrievalSettings, env_pinned_fields, load_settings, save_settings
-from rag_core.store import DocumentRecord, Message, Session
+from rag_core.storage import DocumentRecord, Message, Session
 from rag_core.suggestions import SuggestionService
 from rag_core.viewer import PageImage, PassageContext, Viewer
 
 __all__ = [
     "SUPPORTED_EXTS",
-    "AnswerStream",
     "AppContext",
     "ChatService",
     "ChatTurn",
@@ -40,6 +40,7 @@ __all__ = [
     "Conflict",
     "ConsistencyError",
     "DatabaseDamagedError",
+    "DatabaseUnavailableError",
     "DocentError",
     "DocentSettings",
     "DocumentRecord",
@@ -61,6 +62,7 @@ __all__ = [
     "Session",
     "Source",
     "SuggestionService",
+    "Turn",
     "Upload",
     "Viewer",
     "build_context",

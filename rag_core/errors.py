@@ -12,10 +12,17 @@ Every one of them carries a message a person can act on. Pages and the CLI catch
     ├── IndexMismatchError     the index holds vectors of another embedding model
     ├── ConsistencyError       docstore, Chroma and SQLite disagree
     │   └── DatabaseDamagedError  docent.db cannot be read (the message says how it is rebuilt)
+    ├── DatabaseUnavailableError  the PostgreSQL server cannot be reached (nothing lost; try again)
     └── NotFoundError          a session or document that does not exist
+
+``damaged`` and ``translated`` build ``DatabaseDamagedError`` here, beside the class: the
+database raises it and the backups act on it, and neither should import the other for it.
 """
 
 from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
 
 
 class DocentError(Exception):
@@ -62,5 +69,28 @@ class DatabaseDamagedError(ConsistencyError):
     """The SQLite file is damaged or not a database."""
 
 
+class DatabaseUnavailableError(DocentError):
+    """The database server (PostgreSQL) cannot be reached right now; the next action tries again."""
+
+
 class NotFoundError(DocentError):
     """A session or document that does not exist."""
+
+
+DAMAGED_HINT = (
+    "Restart Docent, or run `python -m rag_core check --repair`: the damaged file is moved aside "
+    "(never deleted), the latest backup from backups/ is restored, whatever rows can still be read "
+    "are copied over, and the indexed documents are registered again from the index."
+)
+
+
+def damaged(path: Path, why: str) -> DatabaseDamagedError:
+    """The error for a database file that cannot be read, with what repairs it."""
+    return DatabaseDamagedError(f"The database {path} is damaged ({why}). {DAMAGED_HINT}")
+
+
+def translated(path: Path, e: sqlite3.DatabaseError) -> Exception:
+    """A damaged file's error as ``DatabaseDamagedError``; locks, constraints and the like unchanged."""
+    if type(e) is sqlite3.DatabaseError:  # not an OperationalError, IntegrityError, ...
+        return damaged(path, str(e))
+    return e

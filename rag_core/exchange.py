@@ -33,18 +33,30 @@ import datetime as dt
 import hashlib
 import json
 import re
-import time
-import uuid
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from rag_core.errors import ConfigError
 from rag_core.payloads import Source
+from rag_core.settings import DocentSettings
+from rag_core.storage import DocumentRegistry, Message, SessionStore
 
-if TYPE_CHECKING:
-    from rag_core.context import AppContext
+
+class ExchangeContext(Protocol):
+    """What an export and an import use of ``rag_core.context.AppContext``: the sessions, the
+    registry (to name cited documents missing or changed) and the settings (saved, keys scrubbed)."""
+
+    @property
+    def settings(self) -> DocentSettings: ...
+
+    @property
+    def sessions(self) -> SessionStore: ...
+
+    @property
+    def registry(self) -> DocumentRegistry: ...
+
 
 FORMAT_VERSION = 1
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
@@ -66,7 +78,7 @@ class ImportReport:
 
 
 # ============================================================================ export
-def export_session(ctx: AppContext, session_id: str) -> dict[str, Any]:
+def export_session(ctx: ExchangeContext, session_id: str) -> dict[str, Any]:
     """The session ``session_id`` as a JSON-able dict (format in the module docstring)."""
     session = ctx.sessions.get(session_id)
     documents: dict[str, dict[str, Any]] = {}
@@ -117,12 +129,12 @@ def export_session(ctx: AppContext, session_id: str) -> dict[str, Any]:
     return _scrub(data, _secrets(ctx))
 
 
-def export_json(ctx: AppContext, session_id: str) -> str:
+def export_json(ctx: ExchangeContext, session_id: str) -> str:
     """The export as the text of a ``.json`` file."""
     return json.dumps(export_session(ctx, session_id), ensure_ascii=False, indent=2) + "\n"
 
 
-def export_markdown(ctx: AppContext, session_id: str) -> str:
+def export_markdown(ctx: ExchangeContext, session_id: str) -> str:
     """The conversation for reading: questions, answers, what was searched, the sources with
     their passages (in fences, so document text never becomes markup)."""
     data = export_session(ctx, session_id)
@@ -165,7 +177,7 @@ def _fenced(text: str) -> str:
     return f"{fence}text\n{text}\n{fence}"
 
 
-def _settings(ctx: AppContext) -> dict[str, Any]:
+def _settings(ctx: ExchangeContext) -> dict[str, Any]:
     """The settings Docent saves (never a key), with any credentials in a URL masked."""
     data = ctx.settings.saved_fields()
     for name, value in data.items():
@@ -174,7 +186,7 @@ def _settings(ctx: AppContext) -> dict[str, Any]:
     return data
 
 
-def _secrets(ctx: AppContext) -> list[str]:
+def _secrets(ctx: ExchangeContext) -> list[str]:
     keys = (ctx.settings.openai_api_key, ctx.settings.cohere_api_key)
     return [k.get_secret_value() for k in keys if k and len(k.get_secret_value()) >= 4]
 
@@ -277,7 +289,7 @@ def _stored_source(s: _Source) -> Source:
     return data  # type: ignore[return-value]
 
 
-def import_session(ctx: AppContext, data: dict | bytes | str) -> ImportReport:
+def import_session(ctx: ExchangeContext, data: dict | bytes | str) -> ImportReport:
     """Add the exported session to this Docent (all of it, or nothing) and report which of
     the documents its answers cite are missing or changed here."""
     export = parse_export(data)
@@ -296,35 +308,17 @@ def import_session(ctx: AppContext, data: dict | bytes | str) -> ImportReport:
     changed = [n for n in cited if n in here and exported_sha.get(n) and here[n].sha256 != exported_sha[n]]
     doc_filter = [n for n in export.session.doc_filter or [] if n in here] or None
 
-    session_id = uuid.uuid4().hex[:12]
-    name = export.session.name.strip() or "Imported chat"
-    now = time.time()
-    with ctx.db.connect() as c:
-        if c.execute("SELECT 1 FROM sessions WHERE name = ?", (name,)).fetchone():
-            name = f"{name} (imported)"
-        c.execute(
-            "INSERT INTO sessions (id, name, created, updated, doc_filter) VALUES (?, ?, ?, ?, ?)",
-            (
-                session_id,
-                name,
-                float(export.session.created or now),
-                now,
-                json.dumps(sorted(doc_filter)) if doc_filter else None,
-            ),
+    messages = [
+        Message(
+            m.role,
+            m.content,
+            m.condensed_question,
+            [_stored_source(s) for s in m.sources],
+            m.meta,
+            float(m.created or 0.0),
         )
-        for m in export.messages:
-            sources = [_stored_source(s) for s in m.sources]
-            c.execute(
-                "INSERT INTO messages (session_id, role, content, condensed_question, sources, meta, created)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    m.role,
-                    m.content,
-                    m.condensed_question,
-                    json.dumps(sources, ensure_ascii=False),
-                    json.dumps(m.meta, ensure_ascii=False),
-                    float(m.created or now),
-                ),
-            )
-    return ImportReport(session_id, name, len(export.messages), missing, changed, cited)
+        for m in export.messages
+    ]
+    name = export.session.name.strip() or "Imported chat"
+    session = ctx.sessions.add_whole(name, messages, created=export.session.created, doc_filter=doc_filter)
+    return ImportReport(session.id, session.name, len(export.messages), missing, changed, cited)

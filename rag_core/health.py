@@ -11,14 +11,39 @@ Three kinds of finding are kept apart:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from rag_core import recovery
-from rag_core.context import AppContext
-from rag_core.index import stored_files_dir
+from rag_core.index import VectorIndex
+from rag_core.ingestion import IngestionService
+from rag_core.settings import DocentSettings
+from rag_core.storage import Database, DocumentRegistry, SessionStore
 
 
-def check(ctx: AppContext) -> tuple[list[str], dict[str, Any]]:
+class CheckedContext(Protocol):
+    """What ``check`` reads of ``rag_core.context.AppContext``: the three stores that must
+    agree (index, registry, the ingestion markers) and the sessions it counts."""
+
+    @property
+    def settings(self) -> DocentSettings: ...
+
+    @property
+    def index(self) -> VectorIndex: ...
+
+    @property
+    def registry(self) -> DocumentRegistry: ...
+
+    @property
+    def ingestion(self) -> IngestionService: ...
+
+    @property
+    def sessions(self) -> SessionStore: ...
+
+    @property
+    def db(self) -> Database: ...
+
+
+def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
     """Problems found (empty when consistent) and a summary of what is there."""
     problems: list[str] = []
     mismatch = ctx.index.mismatch()
@@ -37,7 +62,7 @@ def check(ctx: AppContext) -> tuple[list[str], dict[str, Any]]:
     known = set(indexed) | set(marked)
     doc_names = ctx.index.docstore_names()
     chroma_names = ctx.index.chroma_names()
-    files = stored_files_dir(ctx.settings)
+    files = ctx.settings.paths.files
     for name in sorted(chroma_names - known):
         fix = (
             "the registry lost it (docent.db emptied or restored?); the next start or `check --repair` registers "
@@ -66,9 +91,10 @@ def check(ctx: AppContext) -> tuple[list[str], dict[str, Any]]:
         "documents": len(indexed),
         "chunks": ctx.index.chunk_count(),
         "docstore_entries": len(ctx.index.docstore.get_all_document_hashes()),
-        "sessions": len(ctx.sessions.list()),
+        "sessions": ctx.sessions.total(),
         "embed_model": ctx.index.embed_name,
         "ingesting": ingesting,
         "interrupted": interrupted,
+        "database": ctx.db.describe(),
     }
     return problems, summary

@@ -5,9 +5,9 @@ keeps vectors of two embedding models from ever mixing.
 Several processes may share one data folder (the app and the CLI, two CLI ingests). Each
 holds the docstore in memory, and an embedded Chroma client caches its segments: a process
 does not see another's vectors until it reopens them. So every write happens under the
-folder's write lock, and every holder of the lock bumps ``<data_dir>/.generation`` when it
-takes and when it releases it. A process that finds the generation changed since it last
-looked reloads the docstore and reopens its Chroma view before it reads or writes.
+folder's write lock (``rag_core.datadir.WriteLock``), and a process that finds the folder's
+generation changed since it last looked reloads the docstore and reopens its Chroma view
+before it reads or writes.
 """
 
 from __future__ import annotations
@@ -16,26 +16,24 @@ import contextlib
 import logging
 import os
 import threading
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, cast
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import TextNode
 from llama_index.core.storage.docstore import SimpleDocumentStore
+from llama_index.core.storage.docstore.keyval_docstore import KVDocumentStore
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
+from rag_core.datadir import WriteLock, library_key
 from rag_core.errors import ConfigError, IndexMismatchError
-from rag_core.files import FolderLock, atomic_write, replacing
+from rag_core.files import replacing
 from rag_core.providers.embeddings import embedding_dimension
 from rag_core.settings import DocentSettings
+from rag_core.storage.kvstore import DatabaseKVStore
 
 logger = logging.getLogger(__name__)
-
-DOCSTORE_FILE = "docstore.json"
-GENERATION_FILE = ".generation"
 
 
 def _chroma_client(settings: DocentSettings) -> Any:
@@ -53,7 +51,7 @@ def _chroma_client(settings: DocentSettings) -> Any:
                 f"Cannot reach the Chroma server at {settings.chroma_host}:{settings.chroma_port} ({e}). "
                 "Start it with `chroma run --path DIR --port PORT`, or unset DOCENT_CHROMA_HOST to use the embedded index."
             ) from e
-    path = settings.data_dir / "chroma"
+    path = settings.paths.chroma
     path.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
@@ -61,35 +59,42 @@ def _chroma_client(settings: DocentSettings) -> Any:
 class VectorIndex:
     """Chroma collection + docstore, stamped with the embedding model that filled them."""
 
-    def __init__(self, settings: DocentSettings, embed_model: BaseEmbedding) -> None:
+    def __init__(self, settings: DocentSettings, embed_model: BaseEmbedding, kv: DatabaseKVStore | None = None) -> None:
         self.settings = settings
+        self._kv = kv  # a database's key-value store for the docstore (PostgreSQL); None: docstore.json
         self.embed_model = embed_model
         self.embed_name = embed_model.model_name
         self.embed_dim = embedding_dimension(embed_model)
-        self.docstore_path = settings.data_dir / DOCSTORE_FILE
-        self._generation_path = settings.data_dir / GENERATION_FILE
+        self.docstore_path = settings.paths.docstore
         self._lock = threading.RLock()
         self._version = 0
-        self._writer = FolderLock(settings.data_dir / ".write.lock")
-        self._seen = self._read_generation()
+        self._writer = _write_lock(settings)
         self.client = _chroma_client(settings)
         self._open_collection()
         self._load_docstore()
 
     def _open_collection(self) -> None:
         self._collection = self.client.get_or_create_collection(
-            self.settings.collection,
+            self.settings.collection_name,
             metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
             embedding_function=None,
         )
         self._vector_store = ChromaVectorStore(chroma_collection=self._collection)
 
     def _load_docstore(self) -> None:
+        if self._kv is not None:  # rows in the database: nothing held here to go stale
+            self._docstore = KVDocumentStore(self._kv, namespace=self._namespace)
+            return
         self._docstore = (
             SimpleDocumentStore.from_persist_path(str(self.docstore_path))
             if self.docstore_path.exists()
             else SimpleDocumentStore()
         )
+
+    @property
+    def _namespace(self) -> str:
+        key = library_key(self.settings.library)
+        return f"docstore-{key}" if key else "docstore"
 
     # ------------------------------------------------------------------ what other processes wrote
     @property
@@ -103,40 +108,25 @@ class VectorIndex:
         return self._vector_store
 
     @property
-    def docstore(self) -> SimpleDocumentStore:
+    def docstore(self) -> SimpleDocumentStore | KVDocumentStore:
         self._catch_up()
         return self._docstore
-
-    def _read_generation(self) -> str:
-        try:
-            return self._generation_path.read_text(encoding="utf-8")
-        except (FileNotFoundError, NotADirectoryError):
-            return ""
 
     def _catch_up(self) -> None:
         """Reload the docstore and reopen Chroma if another writer changed them since we looked.
         Nothing to do while this process holds the write lock: nobody else can write then."""
         if self._writer.depth:
             return
-        with self._lock:
-            token = self._read_generation()
-            if token != self._seen:
-                self._reload()
-                self._seen = token
+        self._writer.catch_up(self._reload)
 
     def _reload(self) -> None:
         logger.info("another process wrote to %s: reloading the docstore and the index", self.settings.data_dir)
-        self._load_docstore()
-        if not self.settings.chroma_host:  # a server is shared, so always current
-            self.client = _reopen_chroma(self.client, self.settings)
-        self._open_collection()
-        self._version += 1
-
-    def _bump_generation(self) -> None:
         with self._lock:
-            token = uuid.uuid4().hex
-            atomic_write(self._generation_path, token)
-            self._seen = token
+            self._load_docstore()
+            if not self.settings.chroma_host:  # a server is shared, so always current
+                self.client = _reopen_chroma(self.client, self.settings)
+            self._open_collection()
+            self._version += 1
 
     # ------------------------------------------------------------------ one writer
     @contextmanager
@@ -145,31 +135,16 @@ class VectorIndex:
         among this process's threads and every other process (the CLI beside the app).
         With ``wait=False`` yields False instead of waiting when someone else writes.
 
-        Taking it first catches up with what others wrote (so a read-modify-write of the
-        docstore or of Chroma starts from the current state), and marks the folder changed
-        (so a writer killed half-way still tells the others to look again); letting it go
-        marks the folder changed once more, with everything written."""
+        Taking it first catches up with what others wrote, so that a read-modify-write of the
+        docstore or of Chroma starts from the current state."""
 
         def waiting() -> None:
             logger.info(
                 "waiting for the write lock of %s: another process or upload is writing", self.settings.data_dir
             )
 
-        with self._writer.hold(wait, on_wait=waiting) as acquired:
-            if not acquired:
-                yield False
-                return
-            outermost = self._writer.depth == 1
-            if outermost:
-                with self._lock:
-                    if self._read_generation() != self._seen:
-                        self._reload()
-                    self._bump_generation()
-            try:
-                yield True
-            finally:
-                if outermost:
-                    self._bump_generation()
+        with self._writer.hold(wait, on_wait=waiting, catch_up=self._reload) as acquired:
+            yield acquired
 
     def held_elsewhere(self) -> bool:
         """True when another process (or another thread here) is writing right now."""
@@ -201,15 +176,21 @@ class VectorIndex:
         """Drop every vector and the docstore; stamp the collection with the current model."""
         with self.writer(), self._lock:
             with contextlib.suppress(Exception):  # already gone
-                self.client.delete_collection(self.settings.collection)
+                self.client.delete_collection(self.settings.collection_name)
             self._open_collection()
-            self._docstore = SimpleDocumentStore()
+            if self._kv is not None:
+                self._kv.clear(f"{self._namespace}/")
+            else:
+                self._docstore = SimpleDocumentStore()
             self.persist_docstore()
             self.bump()
 
     # ------------------------------------------------------------------ docstore
     def persist_docstore(self) -> None:
-        """Write the docstore atomically: a killed process leaves the old file intact."""
+        """Write the docstore atomically: a killed process leaves the old file intact. (A docstore
+        in the database wrote each change as it was made.)"""
+        if self._kv is not None:
+            return
         with self.writer(), replacing(self.docstore_path) as tmp:
             self._docstore.persist(str(tmp))
 
@@ -301,24 +282,53 @@ _OPEN: dict[tuple, VectorIndex] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def open_index(settings: DocentSettings, embed_model: BaseEmbedding) -> VectorIndex:
+def open_index(settings: DocentSettings, embed_model: BaseEmbedding, kv: DatabaseKVStore | None = None) -> VectorIndex:
     """One ``VectorIndex`` per (data folder, Chroma location, collection, embedding) in a
     process: contexts built for different settings or keys share the docstore and the
-    write lock instead of overwriting each other's ``docstore.json``."""
+    write lock instead of overwriting each other's ``docstore.json``. ``kv``: the database's
+    key-value store, for a docstore in PostgreSQL."""
     key = (
         str(settings.data_dir.resolve()),
+        settings.database,
         settings.chroma_host,
         settings.chroma_port if settings.chroma_host else None,
-        settings.collection,
+        settings.collection_name,
         embed_model.model_name,
         embedding_dimension(embed_model),
     )
     with _OPEN_LOCK:
         index = _OPEN.get(key)
         if index is None or not settings.data_dir.exists():
-            index = VectorIndex(settings, embed_model)
+            index = VectorIndex(settings, embed_model, kv)
             _OPEN[key] = index
         return index
+
+
+def unreachable_server(error: BaseException, settings: DocentSettings) -> str | None:
+    """What to tell the user when ``error`` is the Chroma server not answering (None when it is
+    something else): the page says it instead of a traceback, and the next action tries again."""
+    if not settings.chroma_host:
+        return None
+    import httpx
+
+    seen: BaseException | None = error
+    while seen is not None and not isinstance(seen, httpx.TransportError):
+        seen = seen.__cause__ or seen.__context__
+    if seen is None:
+        return None
+    return (
+        f"The Chroma server at {settings.chroma_host}:{settings.chroma_port} cannot be reached ({seen}). Your "
+        "question was kept; ask again once it is back (Docent reconnects by itself). Check that `chroma run` is running."
+    )
+
+
+def _write_lock(settings: DocentSettings) -> Any:
+    """The data folder's lock, or the database server's when the state lives in PostgreSQL."""
+    if settings.database:
+        from rag_core.pglock import PostgresWriteLock
+
+        return PostgresWriteLock(settings.database)
+    return WriteLock(settings.data_dir)
 
 
 def _reopen_chroma(client: Any, settings: DocentSettings) -> Any:
@@ -336,7 +346,3 @@ def _reopen_chroma(client: Any, settings: DocentSettings) -> Any:
             SharedSystemClient._identifier_to_system.pop(identifier, None)
             SharedSystemClient._identifier_to_refcount.pop(identifier, None)
     return _chroma_client(settings)
-
-
-def stored_files_dir(settings: DocentSettings) -> Path:
-    return settings.data_dir / "files"

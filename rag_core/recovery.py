@@ -5,66 +5,29 @@ ingestion. Two kinds of marker exist, and both are written before the first vect
 
 - the registry row's ``pending`` status (SQLite), and
 - a file ``<data_dir>/ingesting/<digest>.json`` naming the document and the file's sha256,
-  kept outside SQLite so that it survives an emptied or damaged ``docent.db``.
+  kept outside SQLite so that it survives an emptied or damaged ``docent.db``
+  (``rag_core.ingestion.markers``).
 
 A document whose vectors are in Chroma with neither marker finished ingesting: if its
 registry row is missing (``docent.db`` emptied, damaged, or restored from an older backup)
 it is registered again from what Chroma's chunks say (name, file digest, pages, chunk
 count) and from the stored copy in ``files/`` (size), never deleted.
+
+Every function works on the ``IngestionService`` it is given (its index, registry, markers
+and settings): start-up (``build_context``), ``check --repair``, ``rebuild`` and the app's
+Rebuild button call them directly.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import os
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rag_core import loaders
-from rag_core.files import atomic_write, file_digest
-from rag_core.index import stored_files_dir
-
-if TYPE_CHECKING:
-    from rag_core.files import Progress
-    from rag_core.ingestion import IngestionService, IngestResult
+from rag_core.files import Progress, file_digest
+from rag_core.ingestion import IngestionService, IngestResult
 
 logger = logging.getLogger(__name__)
-
-MARKERS_DIR = "ingesting"
-
-
-class IngestMarkers:
-    """One small file per document being ingested; removed once it is indexed or discarded."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = Path(folder)
-
-    def _path(self, name: str) -> Path:
-        return self.folder / f"{hashlib.sha256(name.encode()).hexdigest()[:32]}.json"
-
-    def put(self, name: str, sha256: str) -> None:
-        record = {"name": name, "sha256": sha256, "pid": os.getpid(), "started": time.time()}
-        atomic_write(self._path(name), json.dumps(record, ensure_ascii=False))
-
-    def drop(self, name: str) -> None:
-        self._path(name).unlink(missing_ok=True)
-
-    def all(self) -> dict[str, str]:
-        """Name → the sha256 of the file whose ingestion started."""
-        out: dict[str, str] = {}
-        if not self.folder.is_dir():
-            return out
-        for path in sorted(self.folder.glob("*.json")):
-            try:
-                record = json.loads(path.read_text(encoding="utf-8"))
-                out[str(record["name"])] = str(record["sha256"])
-            except (OSError, ValueError, KeyError, TypeError):
-                logger.warning("unreadable ingestion marker %s left in place", path)
-        return out
 
 
 @dataclass
@@ -154,7 +117,7 @@ def reregister(service: IngestionService, name: str) -> bool:
     sha = whole_sha(service, name)
     if sha is None:
         return False
-    stored = stored_files_dir(service.settings) / name
+    stored = service.settings.paths.files / name
     size = stored.stat().st_size if stored.is_file() and file_digest(stored) == sha else 0
     service.registry.register(
         name, sha, size, pages=index.chunk_pages(name), chunks=index.chunk_count(name), kind=loaders.kind_of(name)
@@ -164,7 +127,7 @@ def reregister(service: IngestionService, name: str) -> bool:
 
 def stored_names(service: IngestionService) -> list[str]:
     """Every document with a stored copy in ``files/`` (temporary files left out)."""
-    folder = stored_files_dir(service.settings)
+    folder = service.settings.paths.files
     if not folder.is_dir():
         return []
     return sorted(
@@ -177,8 +140,6 @@ def stored_names(service: IngestionService) -> list[str]:
 def rebuild(service: IngestionService, progress: Progress | None = None) -> list[IngestResult]:
     """Drop the index and ingest every stored file again, whatever the registry says:
     the stored copies in ``files/`` are the source (an emptied registry loses nothing)."""
-    from rag_core.ingestion import IngestResult
-
     with service.index.writer():
         records = {r.name for r in service.registry.list(status=None)}
         names = sorted(records | set(stored_names(service)))
@@ -187,7 +148,7 @@ def rebuild(service: IngestionService, progress: Progress | None = None) -> list
             service.registry.remove(name)
         for name in service.markers.all():
             service.markers.drop(name)
-    folder = stored_files_dir(service.settings)
+    folder = service.settings.paths.files
     results = []
     for name in names:
         src = folder / name
@@ -203,7 +164,7 @@ def repair(service: IngestionService, progress: Progress | None = None) -> list[
     document whose docstore entries or chunks do not match the registry (after two writers
     overwrote each other's docstore, say). The vectors are replaced, never just dropped."""
     index, registry = service.index, service.registry
-    folder = stored_files_dir(service.settings)
+    folder = service.settings.paths.files
     docstore = index.docstore_names()
     results = []
     for rec in registry.list():

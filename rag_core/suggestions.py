@@ -34,11 +34,10 @@ from rag_core.payloads import Source
 from rag_core.prompts import SUGGEST_MARKER, SUGGEST_PROMPT
 from rag_core.providers.models import ModelLoader
 from rag_core.settings import DocentSettings
-from rag_core.store import DocumentRecord, DocumentRegistry
+from rag_core.storage import DocumentRecord, DocumentRegistry
 
 logger = logging.getLogger(__name__)
 
-CACHE_FILE = "suggestions.json"
 PROMPT_CHARS = 1200  # of the document's start given to the LLM
 MAX_TOKENS = 100  # three short questions
 MAX_QUEUE = 8  # documents waiting for LLM questions; the most recently scheduled win
@@ -66,7 +65,7 @@ class SuggestionService:
         self.index = index
         self.registry = registry
         self.models = models
-        self.path = settings.data_dir / CACHE_FILE
+        self.path = settings.paths.suggestions
         self.llm_calls = 0  # made by the worker (tests and the bench read it)
         self._lock = threading.Lock()
         self._cache: dict[str, dict[str, Any]] | None = None

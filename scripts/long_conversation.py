@@ -59,12 +59,15 @@ def main() -> int:
     session = ctx.sessions.create("30 turns").id
     questions = [FIRST, SECOND, *fillers(args.turns - 3), LAST]
     turns = []
+    turn_2_answer_id = 0
     for n, question in enumerate(questions, 1):
-        turn = ctx.chat.ask(question, session)
+        asked = ctx.chat.turn(question, session)
+        turn = asked.result()
+        if n == 2 and asked.stored is not None:
+            turn_2_answer_id = asked.stored.id or 0
         turns.append({"turn": n, "question": question, "answer": turn.answer, "timings": turn.timings})
         print(f"[{n}/{len(questions)}] {question}\n    {turn.answer[:160]}", file=sys.stderr, flush=True)
     summaries = ctx.sessions.summaries(session)
-    turn_2_answer_id = ctx.sessions.messages(session)[3].id or 0  # question, answer, question, answer
     given = "; ".join(_MONEY.findall(turns[1]["answer"]))  # the figure(s) turn 2 gave
     result = {
         "turns": len(questions),

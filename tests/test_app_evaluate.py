@@ -22,7 +22,7 @@ from tests.test_app import (
 )
 from ui.markdown import escape_markdown
 
-PAGE = "pages/evaluate.py"
+PAGE = "app_pages/evaluate.py"
 pytestmark = pytest.mark.usefixtures("data_dir")
 
 QUESTIONS = [

@@ -1,4 +1,4 @@
-"""Backups of docent.db and what a damaged file does (rag_core.backups, rag_core.store)."""
+"""Backups of docent.db and what a damaged file does (rag_core.storage.backups, rag_core.storage.sqlite)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,20 @@ import sqlite3
 import pytest
 
 from rag_core import DatabaseDamagedError, build_context
-from rag_core.backups import Backups, open_database
-from rag_core.store import MIGRATIONS, Database, Message, SessionStore
+from rag_core.storage import MIGRATIONS, Backups, Message, SessionStore, SQLiteDatabase, open_database
 
 
 def test_a_backup_is_taken_before_migrations_change_an_existing_file(tmp_path, monkeypatch):
     backups = Backups(tmp_path / "backups", every_s=None)
-    db = Database(tmp_path / "docent.db", backups)
+    db = SQLiteDatabase(tmp_path / "docent.db", backups)
     SessionStore(db).create("kept")
     assert backups.list() == []  # a new file: nothing to protect
 
-    def m999_extra() -> str:
+    def m999_extra(dialect) -> str:
         return "CREATE TABLE extra (x INTEGER);"
 
-    monkeypatch.setattr("rag_core.store.MIGRATIONS", [*MIGRATIONS, m999_extra])
-    Database(tmp_path / "docent.db", backups)
+    monkeypatch.setattr("rag_core.storage.sqlite.MIGRATIONS", [*MIGRATIONS, m999_extra])
+    SQLiteDatabase(tmp_path / "docent.db", backups)
     [backup] = backups.list()
     assert backup.name.endswith("-before-m999_extra.db")
     with sqlite3.connect(backup) as conn:  # the state before the migration, sessions included
@@ -47,7 +46,7 @@ def test_backups_on_a_schedule_and_on_start_are_rotated(make_settings, llm):
 
 def test_a_damaged_file_is_a_clear_error_then_moved_aside_and_salvaged(tmp_path):
     path = tmp_path / "docent.db"
-    db = Database(path)
+    db = SQLiteDatabase(path)
     store = SessionStore(db)
     session = store.create("notes")
     store.append(session.id, Message("user", "hello"))
@@ -57,7 +56,7 @@ def test_a_damaged_file_is_a_clear_error_then_moved_aside_and_salvaged(tmp_path)
     path.write_bytes(bytes(raw))
 
     with pytest.raises(DatabaseDamagedError, match=r"is damaged \(.*\)\. Restart Docent"):
-        Database(path)
+        SQLiteDatabase(path)
     backups = Backups(tmp_path / "backups")
     with pytest.raises(DatabaseDamagedError):
         open_database(path, backups, repair=False)
@@ -72,7 +71,7 @@ def test_a_damaged_file_is_a_clear_error_then_moved_aside_and_salvaged(tmp_path)
 
 def test_damage_found_while_running_is_a_docent_error_not_a_traceback(tmp_path):
     path = tmp_path / "docent.db"
-    db = Database(path)
+    db = SQLiteDatabase(path)
     store = SessionStore(db)
     store.create("one")
     db.close()

@@ -18,10 +18,10 @@ def indexed(ctx, tmp_path):
 def test_first_turn_answers_with_sources_without_condensing(indexed, llm):
     llm.script(answers=["The pump delivers 42 litres per minute."])
     sid = indexed.sessions.create("t").id
-    stream = indexed.chat.stream("How many litres per minute does the Zephyr pump deliver?", sid)
-    deltas = list(stream)
+    asked = indexed.chat.turn("How many litres per minute does the Zephyr pump deliver?", sid)
+    deltas = list(asked)
     assert len(deltas) > 1  # streamed word by word
-    turn = stream.turn
+    turn = asked.answered
     assert turn.answer == "The pump delivers 42 litres per minute."
     assert llm.prompts == []  # no condense call on the first turn
     assert turn.sources[0]["file"] == "zephyr.pdf" and turn.sources[0]["page"] == 2
@@ -167,7 +167,7 @@ def test_history_search_off_searches_with_the_rewrite_alone(cancer, llm):
 
 def test_the_rewrite_sees_only_the_recent_history_within_its_budget(make_settings, llm, tmp_path):
     from rag_core import build_context
-    from rag_core.store import Message
+    from rag_core.storage import Message
 
     ctx = build_context(make_settings(condense_token_limit=40), llm=llm)
     (tmp_path / "vega.txt").write_text("The Vega telescope was built ten years ago.")
@@ -190,18 +190,18 @@ def test_the_rewrite_sees_only_the_recent_history_within_its_budget(make_setting
 
 
 def test_sources_and_a_preview_come_before_the_model_is_asked(indexed, llm):
-    stream = indexed.chat.stream("How many litres per minute does the Zephyr pump deliver?")
+    asked = indexed.chat.turn("How many litres per minute does the Zephyr pump deliver?")
     # searched, and the best sentence found, before any LLM call
-    assert llm.chats == [] and stream.sources and stream.sources[0]["page"] == 2
-    assert stream.preview == {
+    assert llm.chats == [] and asked.sources and asked.sources[0]["page"] == 2
+    assert asked.preview == {
         "sentence": "The Zephyr pump delivers 42 litres per minute at full speed.",
         "file": "zephyr.pdf",
         "page": 2,
         "source": 1,
     }
-    assert "preview_s" in stream.timings and "first_token_s" not in stream.timings
+    assert "preview_s" in asked.timings and "first_token_s" not in asked.timings
     llm.script(answers=["42 litres per minute [1]."])
-    turn = stream.result()
+    turn = asked.result()
     assert turn.timings["preview_s"] <= turn.timings["first_token_s"]
     assert turn.served_by == {"llm": "extractive", "rerank": "off", "condense": "first turn"}
     assert set(turn.timings) >= {"retrieve_s", "preview_s", "first_token_s", "total_s", "prompt_tokens"}
@@ -224,11 +224,11 @@ def test_a_follow_up_the_llm_rewrites_is_searched_again_with_the_rewrite(indexed
     sid = indexed.sessions.create().id
     indexed.chat.ask("How much current does one Zephyr pump draw?", sid)
     llm.script(condense=["Why can't two Zephyr pumps share one battery?"])
-    stream = indexed.chat.stream("And why can't it be two?", sid)
-    assert stream.condensed_question == "And why can't it be two?" and llm.prompts == []  # not yet rewritten
-    stream.prepare()
-    assert stream.condensed_question == "Why can't two Zephyr pumps share one battery?"
-    assert stream.sources[0]["page"] == 3 and len(llm.prompts) == 1
+    asked = indexed.chat.turn("And why can't it be two?", sid)
+    assert asked.condensed_question == "And why can't it be two?" and llm.prompts == []  # not yet rewritten
+    asked.prepare()
+    assert asked.condensed_question == "Why can't two Zephyr pumps share one battery?"
+    assert asked.sources[0]["page"] == 3 and len(llm.prompts) == 1
 
 
 def test_a_corrected_rewrite_is_searched_and_replaces_the_answer(indexed, llm):
@@ -252,13 +252,13 @@ def test_stopping_keeps_the_partial_answer_marked_as_stopped(make_settings, tmp_
     make_pdf(ZEPHYR_PAGES, tmp_path / "zephyr.pdf")
     ctx.ingestion.ingest_file(tmp_path / "zephyr.pdf")
     sid = ctx.sessions.create().id
-    stream = ctx.chat.stream("How many litres per minute does the Zephyr pump deliver?", sid)
+    asked = ctx.chat.turn("How many litres per minute does the Zephyr pump deliver?", sid)
     words = []
-    for word in stream:
+    for word in asked:
         words.append(word)
         if len(words) == 3:
-            stream.stop()
-    assert len(words) == 3 and stream.turn.stopped
+            asked.stop()
+    assert len(words) == 3 and asked.answered.stopped
     stored = ctx.sessions.messages(sid)[-1]
     assert stored.content == "".join(words).strip() + " …(stopped)" and stored.meta["stopped"] is True
 
@@ -266,8 +266,8 @@ def test_stopping_keeps_the_partial_answer_marked_as_stopped(make_settings, tmp_
 def test_a_consumer_that_goes_away_keeps_what_was_written(indexed, llm):
     sid = indexed.sessions.create().id
     llm.script(answers=["The pump delivers 42 litres per minute at full speed."])
-    stream = indexed.chat.stream("How many litres per minute?", sid)
-    words = iter(stream)
+    asked = indexed.chat.turn("How many litres per minute?", sid)
+    words = iter(asked)
     next(words), next(words)
     words.close()  # as when a rerun interrupts the page mid-answer
     stored = indexed.sessions.messages(sid)[-1]
@@ -296,7 +296,7 @@ def test_a_question_about_something_no_document_names_is_not_answered_from_a_nei
 def test_a_summary_line_keeps_the_subject_and_the_figure_not_the_lead_in():
     from rag_core.chat.messages import count_tokens
     from rag_core.chat.summary import compact, digest
-    from rag_core.store import Message
+    from rag_core.storage import Message
 
     answer = (
         "According to the information provided in the documents, Apple's net income for the quarter ended "

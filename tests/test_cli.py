@@ -13,6 +13,7 @@ import pytest
 from tests.pdfgen import ZEPHYR_PAGES, make_pdf
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # every test runs `python -m rag_core` processes
 
 
 def run(args, data_dir, stdin=None, extra_env=None, check=True):
@@ -239,3 +240,21 @@ def test_sessions_import_refuses_a_bad_file_with_a_clear_error(tmp_path):
     assert p.returncode == 2 and "Cannot read" in p.stderr
     p = run(["sessions", "export", "nope"], tmp_path / "data", check=False)
     assert p.returncode == 2 and "No session 'nope'" in p.stderr
+
+
+def test_a_bad_saved_setting_is_named_and_commands_run_with_the_default(tmp_path, corpus):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "settings.json").write_text('{"top_k": 0, "chunk_size": "abc"}')
+    listed = run(["docs", "list"], data)
+    assert "No documents yet" in listed.stdout
+    notice = listed.stderr
+    assert str(data / "settings.json") in notice and "top_k = 0" in notice and "chunk_size = 'abc'" in notice
+    assert "DOCENT_" not in notice  # no variable is set, so none is blamed
+
+    ingested = run(["ingest", "--json", str(corpus / "zephyr.pdf")], data)
+    [result] = lines(ingested.stdout)  # stdout stays the JSON contract; the notice is on stderr
+    assert result["status"] == "indexed" and "settings.json" in ingested.stderr
+
+    really = run(["docs", "list"], data, extra_env={"DOCENT_TOP_K": "0"}, check=False)
+    assert really.returncode == 2 and "DOCENT_TOP_K" in really.stderr and "CHUNK_SIZE" not in really.stderr

@@ -8,6 +8,9 @@ passes, the upload can simply be repeated, and every session and message is inta
 import errno
 import json
 import os
+import pty
+import re
+import select
 import shutil
 import signal
 import sqlite3
@@ -102,30 +105,50 @@ def prepared(tmp_path_factory) -> tuple[Path, Path]:
     return data, big_manual(base / "big.pdf")
 
 
-@pytest.mark.parametrize("moment", ["row turned pending", "2 s into embedding"])
+def wait_for_progress(terminal: int, proc: subprocess.Popen, wanted: re.Pattern[str], timeout: float = 240) -> str:
+    """Read the progress an ingest draws on its terminal until a line matches ``wanted``."""
+    seen = ""
+    readable = select.poll()  # not select.select: a long test run holds file descriptors past 1024
+    readable.register(terminal, select.POLLIN)
+    deadline = time.monotonic() + timeout
+    while not wanted.search(seen):
+        assert proc.poll() is None, f"ingest ended before the kill: {seen[-300:]!r}"
+        assert time.monotonic() < deadline, f"no progress matching {wanted.pattern!r}: {seen[-300:]!r}"
+        if readable.poll(1000):
+            seen += os.read(terminal, 4096).decode(errors="replace")
+    return seen
+
+
+@pytest.mark.slow  # CLI processes: the data folder made, the ingest killed, then check, repair, ingest again
+@pytest.mark.parametrize("moment", ["row turned pending", "two batches embedded"])
 def test_sigkill_mid_ingestion_leaves_the_document_whole_or_absent(prepared, tmp_path, moment):
     template, big = prepared
     data = tmp_path / "data"
     shutil.copytree(template, data)
     before = conversation(data)
 
+    # stderr on a terminal: the ingest draws its progress there ("big.pdf: embedding parts
+    # 33-48 of 400: …"), which says when the first two batches of pages are in the index.
+    terminal, progress = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rag_core", "--data-dir", str(data), "ingest", str(big), "--json"],
-        cwd=ROOT, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "rag_core", "--data-dir", str(data), "ingest", str(big)],
+        cwd=ROOT, env=cli_env(), stdout=subprocess.PIPE, stderr=progress,
     )  # fmt: skip
+    os.close(progress)
     try:
         deadline = time.monotonic() + 240
         while not db_rows(data, "SELECT 1 FROM documents WHERE name = 'big.pdf' AND status = 'pending'"):
             assert proc.poll() is None, f"ingest ended before the kill: {proc.communicate()}"
             assert time.monotonic() < deadline, "the registry row never turned pending"
             time.sleep(0.02)
-        if moment.startswith("2 s"):
-            time.sleep(2.0)
+        if moment == "two batches embedded":
+            wait_for_progress(terminal, proc, re.compile(r"big\.pdf: embedding parts 33-48 of 400"))
         assert proc.poll() is None, "ingestion finished before the kill: make the PDF bigger"
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.kill()
         proc.communicate()
+        os.close(terminal)
     assert proc.returncode == -signal.SIGKILL
 
     # `check` reports the damage rather than hiding it: it does not repair unless asked. It
@@ -139,7 +162,7 @@ def test_sigkill_mid_ingestion_leaves_the_document_whole_or_absent(prepared, tmp
     assert (report["interrupted"], report["ingesting"]) == (["big.pdf"], [])
 
     # Restart. Any command recovers first; `check --repair` also says what it removed.
-    if moment.startswith("row"):
+    if moment == "row turned pending":
         listed = cli(data, "docs", "list", "--json")
         assert [d["name"] for d in json_lines(listed.stdout)] == ["zephyr.pdf"]
     else:

@@ -12,8 +12,9 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
+
+import pytest
 
 from rag_core import build_context
 from rag_core.files import FolderLock
@@ -21,6 +22,7 @@ from rag_core.health import check
 from tests.test_crash import cli, cli_env, json_lines
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # real `python -m rag_core` processes beside each other
 WAITING = "waiting for the write lock"
 TOPICS = {
     "a": ["anchovy", "albatross", "avalanche"],
@@ -35,8 +37,18 @@ def _ingest(data: Path, folder: Path) -> subprocess.Popen:
     )  # fmt: skip
 
 
-def _collect(stream, lines: list[str]) -> threading.Thread:
-    thread = threading.Thread(target=lambda: lines.extend(stream), daemon=True)
+def _collect(stream, lines: list[str], waiting: threading.Event) -> threading.Thread:
+    """Read a process's stderr into ``lines``; set ``waiting`` when it says it waits for the
+    lock, or when the stream ends (the process did: the caller tells which)."""
+
+    def read() -> None:
+        for line in stream:
+            lines.append(line)
+            if WAITING in line:
+                waiting.set()
+        waiting.set()
+
+    thread = threading.Thread(target=read, daemon=True)
     thread.start()
     return thread
 
@@ -57,12 +69,11 @@ def test_two_ingest_processes_at_once_lose_nothing(tmp_path):
     with lock.hold():
         procs = {key: _ingest(data, folder) for key, folder in folders.items()}
         errs: dict[str, list[str]] = {key: [] for key in procs}
-        readers = [_collect(p.stderr, errs[key]) for key, p in procs.items()]
-        deadline = time.monotonic() + 240
-        while not all(any(WAITING in line for line in errs[key]) for key in procs):
-            assert all(p.poll() is None for p in procs.values()), errs
-            assert time.monotonic() < deadline, f"the processes never waited for the lock: {errs}"
-            time.sleep(0.05)
+        waiting = {key: threading.Event() for key in procs}
+        readers = [_collect(p.stderr, errs[key], waiting[key]) for key, p in procs.items()]
+        for key in procs:
+            assert waiting[key].wait(240), f"the processes never waited for the lock: {errs}"
+            assert any(WAITING in line for line in errs[key]), f"{key} ended without waiting for the lock: {errs}"
     outs = {key: p.communicate(timeout=300)[0] for key, p in procs.items()}
     for reader in readers:
         reader.join(timeout=10)

@@ -3,6 +3,7 @@ import pytest
 from rag_core import IndexMismatchError, NotFoundError, build_context
 from rag_core.health import check
 from rag_core.providers.embeddings import HashEmbedding
+from rag_core.recovery import rebuild
 from tests.pdfgen import ZEPHYR_PAGES, make_pdf
 
 
@@ -102,7 +103,7 @@ def test_another_embedding_model_is_refused_until_rebuild(make_settings, llm, ze
         other.chat.retrieve("pump")
     r = other.ingestion.ingest_file(zephyr, "zephyr2.pdf")
     assert r.status == "failed" and "rebuild" in r.reason.lower()
-    results = other.ingestion.rebuild()
+    results = rebuild(other.ingestion)
     assert [x.status for x in results] == ["indexed"]
     assert other.index.mismatch() is None
     assert other.chat.retrieve("litres per minute")[0]["page"] == 2
@@ -122,7 +123,7 @@ def test_interrupted_ingestion_is_recovered_as_absent(make_settings, llm, zephyr
 
 # --------------------------------------------------------------------------- same name, different file
 def test_a_different_file_of_an_indexed_name_is_refused_until_told(ctx, tmp_path):
-    from rag_core.store import Message
+    from rag_core.storage import Message
 
     report = tmp_path / "v1" / "report.txt"
     report.parent.mkdir()
@@ -177,15 +178,15 @@ def test_a_failed_rebuild_keeps_the_stored_copy(ctx, zephyr, monkeypatch):
     assert ctx.ingestion.ingest_file(zephyr).status == "indexed"
     stored = ctx.settings.data_dir / "files" / "zephyr.pdf"
     monkeypatch.setattr(HashEmbedding, "_get_text_embeddings", lambda self, texts: 1 / 0)
-    [failed] = ctx.ingestion.rebuild()
+    [failed] = rebuild(ctx.ingestion)
     assert failed.status == "failed" and stored.exists()
     monkeypatch.undo()
-    assert [r.status for r in ctx.ingestion.rebuild()] == ["indexed"]
+    assert [r.status for r in rebuild(ctx.ingestion)] == ["indexed"]
 
 
 def test_a_chunk_from_the_middle_of_a_table_keeps_its_title_and_period_columns(make_settings, llm, tmp_path):
     from rag_core import build_context
-    from rag_core.transforms import chunk_context
+    from rag_core.ingestion.transforms import chunk_context
 
     rows = "\n".join(f"Line item {i} {1000 + i:,} {2000 + i:,}" for i in range(48))
     page = (

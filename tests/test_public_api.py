@@ -20,7 +20,7 @@ def test_pages_use_only_rag_core_and_ui_never_llama_index_chroma_or_sqlite():
     """The Streamlit layer stays thin: it calls rag_core, never the libraries beneath it."""
     forbidden = ("llama_index", "chromadb", "sqlite3")
     offenders = []
-    for path in [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]:
+    for path in [ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = []
             if isinstance(node, ast.Import):
@@ -34,7 +34,7 @@ def test_pages_use_only_rag_core_and_ui_never_llama_index_chroma_or_sqlite():
 def test_names_the_pages_import_from_rag_core_are_exported():
     """A page importing from the package root uses only exported names."""
     used = set()
-    for path in [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]:
+    for path in [ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module == "rag_core":
                 used.update(a.name for a in node.names)

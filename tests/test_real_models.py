@@ -56,7 +56,7 @@ def test_instructions_inside_a_document_are_not_followed(real_ctx):
 
 
 def test_answers_stream_in_several_pieces(real_ctx):
-    stream = real_ctx.chat.stream("What must you never do with the Zephyr pump?")
-    pieces = list(stream)
+    turn = real_ctx.chat.turn("What must you never do with the Zephyr pump?")
+    pieces = list(turn)
     assert len(pieces) > 3
-    assert stream.timings["first_token_s"] < stream.timings["total_s"]
+    assert turn.timings["first_token_s"] < turn.timings["total_s"]

@@ -1,5 +1,5 @@
 """Start-up recovery, ``check`` and ``rebuild`` when ``docent.db`` is emptied, cut in half or
-lost, and while another process ingests (rag_core.recovery, rag_core.backups, rag_core.health).
+lost, and while another process ingests (rag_core.recovery, rag_core.storage.backups, rag_core.health).
 
 Real ``python -m rag_core`` processes on a real data folder: Chroma, SQLite, stored copies.
 Before these fixes an emptied ``docent.db`` made the next start delete every document's
@@ -65,6 +65,7 @@ def assert_every_document_answers(data: Path) -> None:
     assert json.loads(final.stdout)["documents"] == 3
 
 
+@pytest.mark.slow  # `python -m rag_core` processes on the data folder
 def test_an_emptied_database_loses_no_document_and_says_so(indexed, tmp_path):
     data = fresh_copy(indexed, tmp_path)
     before = conversation(data)
@@ -89,6 +90,7 @@ def test_an_emptied_database_loses_no_document_and_says_so(indexed, tmp_path):
     assert_every_document_answers(data)
 
 
+@pytest.mark.slow  # `python -m rag_core` processes on the data folder
 def test_a_lost_registry_without_backup_registers_whole_documents_again(indexed, tmp_path):
     data = fresh_copy(indexed, tmp_path)
     shutil.rmtree(data / "backups")
@@ -109,6 +111,7 @@ def test_a_lost_registry_without_backup_registers_whole_documents_again(indexed,
     assert_every_document_answers(data)
 
 
+@pytest.mark.slow  # `python -m rag_core` processes on the data folder
 def test_a_database_cut_in_half_is_moved_aside_and_rebuilt_from_what_is_left(indexed, tmp_path):
     data = fresh_copy(indexed, tmp_path)
     turns = "".join(f"Question {i} about the pump and its {'valve ' * 300}?\n" for i in range(30))
@@ -131,6 +134,7 @@ def test_a_database_cut_in_half_is_moved_aside_and_rebuilt_from_what_is_left(ind
     assert_every_document_answers(data)
 
 
+@pytest.mark.slow  # `python -m rag_core` processes on the data folder
 def test_rebuild_works_from_the_stored_files_when_registry_and_index_are_gone(indexed, tmp_path):
     data = fresh_copy(indexed, tmp_path)
     for gone in ("chroma", "docstore.json", "docent.db", "docent.db-wal", "docent.db-shm", "backups"):
@@ -144,6 +148,7 @@ def test_rebuild_works_from_the_stored_files_when_registry_and_index_are_gone(in
     assert_every_document_answers(data)
 
 
+@pytest.mark.slow  # `python -m rag_core` processes on the data folder
 def test_check_tells_an_ingest_in_progress_from_an_interrupted_one(indexed, tmp_path):
     data = fresh_copy(indexed, tmp_path)
     big = big_manual(tmp_path / "big.pdf", pages=120)

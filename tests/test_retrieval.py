@@ -4,6 +4,8 @@ Hash embedding and a scripted LLM: fast and deterministic."""
 
 from __future__ import annotations
 
+import pytest
+
 from rag_core import build_context
 from rag_core.retrieval import ConversationQueries, merge_texts, parse_queries
 from rag_core.text import focus_sentence, head_words, keyword_query
@@ -39,8 +41,9 @@ def test_conversation_queries_take_the_last_answer_and_earlier_questions():
 def test_relevance_gate_refuses_off_topic_and_keeps_on_topic(make_settings, llm, three_docs):
     ctx = build_context(make_settings(relevance_gate=True), llm=llm)
     ctx.ingestion.ingest_paths([three_docs])
-    stats: dict = {}
-    assert ctx.chat.retrieve("Who won the 1998 football world cup final?", stats=stats) == []
+    found = ctx.chat.search("Who won the 1998 football world cup final?")
+    stats = found.stats
+    assert found.sources == []
     assert stats["gated"] is True and stats["relevance"] < ctx.settings.retrieval.gate_threshold
     hits = ctx.chat.retrieve("How many litres per minute does the Zephyr pump deliver?")
     assert hits and hits[0]["file"] == "zephyr.pdf"
@@ -102,8 +105,8 @@ def test_llm_multi_query_fuses_the_phrasings(make_settings, llm, three_docs):
     ctx = build_context(make_settings(multi_query="llm"), llm=llm)
     ctx.ingestion.ingest_paths([three_docs])
     llm.script(condense=["1. yellow fruit growing in bunches\n2. herbaceous plants fruit"])
-    stats: dict = {}
-    hits = ctx.chat.retrieve("Which snack would a monkey like?", top_k=1, stats=stats)
+    found = ctx.chat.search("Which snack would a monkey like?", top_k=1)
+    hits, stats = found.sources, found.stats
     assert stats["variants"] == ["yellow fruit growing in bunches", "herbaceous plants fruit"]
     assert "Which snack would a monkey like?" in llm.prompts[-1]
     assert hits[0]["file"] == "bananas.txt"
@@ -113,7 +116,79 @@ def test_weak_retrieval_is_retried_once(make_settings, llm, three_docs):
     ctx = build_context(make_settings(retry_weak="llm", retry_threshold=0.9), llm=llm)
     ctx.ingestion.ingest_paths([three_docs])
     llm.script(condense=["green tea picking"])
-    stats: dict = {}
-    hits = ctx.chat.retrieve("How is it processed after harvest?", top_k=1, stats=stats)
+    found = ctx.chat.search("How is it processed after harvest?", top_k=1)
+    hits, stats = found.sources, found.stats
     assert stats["retried"] == ["green tea picking"] and len(llm.prompts) == 1
     assert hits[0]["file"] == "tea.md"
+
+
+# ============================================================================ the retriever's parts
+def _companies(make_settings, llm, tmp_path, **overrides):
+    """Two company reports of several chunks each, and a note that names neither."""
+    ctx = build_context(make_settings(chunk_size=40, chunk_overlap=0, top_k=2, **overrides), llm=llm)
+    for name, company, figure in (("nvidia.txt", "NVIDIA", "26"), ("amazon.txt", "Amazon", "143")):
+        lines = [f"{company} reported revenue of {figure} billion dollars for the quarter."]
+        lines += [
+            f"Paragraph {i} of the {company} report covers operations, staff and offices in detail." for i in range(8)
+        ]
+        (tmp_path / name).write_text("\n\n".join(lines))
+    (tmp_path / "bananas.txt").write_text("Bananas are yellow fruit that grow in bunches on large herbaceous plants.")
+    ctx.ingestion.ingest_paths([tmp_path / "nvidia.txt", tmp_path / "amazon.txt", tmp_path / "bananas.txt"])
+    return ctx
+
+
+def test_a_question_about_two_names_is_searched_once_per_name(make_settings, llm, tmp_path):
+    ctx = _companies(make_settings, llm, tmp_path)
+    found = ctx.chat.search("What revenue did NVIDIA report, compared with Amazon's?")
+    assert found.stats["routed"] == ["NVIDIA", "Amazon"]
+    assert [s["file"] for s in found.sources] == ["nvidia.txt", "amazon.txt"]  # rank 1 of each, interleaved
+    assert all("keyword_score" in s or "vector_score" in s for s in found.sources)  # each with its scores
+
+
+def test_a_name_no_document_holds_is_said_and_the_rest_answered(make_settings, llm, tmp_path):
+    ctx = _companies(make_settings, llm, tmp_path)
+    found = ctx.chat.search("What revenue did NVIDIA report, compared with Tesla's?")
+    assert found.stats["unmentioned_names"] == ["Tesla"] and found.sources
+    llm.script(answers=["26 billion dollars [1]."])
+    turn = ctx.chat.ask("What revenue did NVIDIA report, compared with Tesla's?")
+    assert "The documents found don't mention Tesla: the answer is about the rest." in turn.notices
+    one = ctx.chat.search("What revenue did NVIDIA report?")
+    assert "routed" not in one.stats and one.sources[0]["file"] == "nvidia.txt"  # one name, already found
+
+
+def test_the_retriever_returns_its_figures_with_its_passages_and_keeps_nothing(ctx, three_docs):
+    ctx.ingestion.ingest_paths([three_docs])
+    retriever = ctx.chat.components.retriever(top_k=2)
+    first = retriever.search("How many litres per minute does the Zephyr pump deliver?")
+    second = retriever.search("Bananas yellow fruit")
+    assert (
+        first.hits[0].node.metadata["file_name"] == "zephyr.pdf"
+        and second.hits[0].node.metadata["file_name"] == "bananas.txt"
+    )
+    assert set(first.extras) == {h.node.node_id for h in first.hits}  # this search's own, not the last one's
+    assert {"vector_top", "coverage", "relevance", "vector_hits", "keyword_hits"} <= set(first.stats)
+    assert [h.node.node_id for h in retriever.retrieve("Bananas yellow fruit")] == [h.node.node_id for h in second.hits]
+    assert not {"last_stats", "last_extras", "conversation"} & set(vars(retriever))
+
+
+def test_reciprocal_rank_fusion_rewards_agreement_and_scales_rank_one_to_one():
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from rag_core.retrieval import fuse
+    from rag_core.retrieval.routing import interleave
+
+    a, b, c = (TextNode(text=t, id_=t) for t in "abc")
+    fused = fuse(
+        [
+            ("vector_score", 1.0, [NodeWithScore(node=a, score=0.9), NodeWithScore(node=b, score=0.8)]),
+            ("keyword_score", 1.0, [NodeWithScore(node=a, score=7.0), NodeWithScore(node=c, score=1.0)]),
+            ("page_score", 0.0, [NodeWithScore(node=c, score=5.0)]),  # weight 0: no vote, no score shown
+        ]
+    )
+    assert [nid for nid, _ in fused.ranked] == ["a", "b", "c"]  # b's 0.8 of 0.9 beats c's 1 of 7 at rank 2
+    assert fused.ranked[0][1] == pytest.approx(1.0, abs=1e-3)
+    assert fused.extras["a"] == {"vector_score": 0.9, "keyword_score": 7.0} and fused.extras["c"] == {
+        "keyword_score": 1.0
+    }
+    lists = [[NodeWithScore(node=a), NodeWithScore(node=b)], [NodeWithScore(node=a), NodeWithScore(node=c)]]
+    assert [h.node.node_id for h in interleave(lists, 3)] == ["a", "b", "c"]  # a once, then each list's second

@@ -170,6 +170,7 @@ def test_a_failing_endpoint_gives_a_clear_error_without_the_key(keyed_env, tmp_p
     assert leaks(ctx.settings.data_dir, message, caplog.text) == []
 
 
+@pytest.mark.slow  # two `python -m rag_core` processes
 def test_the_cli_with_keys_in_the_environment_prints_and_logs_no_key(keyed_env, fake_openai, tmp_path):
     """The same through `python -m rag_core -v chat --json`: stdout, stderr (INFO logs) and files."""
     data = Path(keyed_env["DOCENT_DATA_DIR"])

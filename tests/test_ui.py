@@ -15,7 +15,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 
 from rag_core import Message, build_context, load_settings
-from rag_core.chat.stream import STOPPED_MARK
+from rag_core.chat import STOPPED_MARK
 from tests.pdfgen import make_pdf
 from tests.test_app import data_dir, plain, texts  # noqa: F401 (data_dir is a fixture)
 from ui.answer import answer_markdown, timing_line
@@ -236,9 +236,9 @@ def test_stop_keeps_the_partial_answer_marked_as_stopped(indexed: list) -> None:
     ctx = build_context(load_settings())
     ctx.models.llm().delay = 0.01  # the extractive model, streaming word by word
     session = ctx.sessions.create("Stop")
-    stream = ctx.chat.stream("What was the budget of the Orion project?", session.id)
+    turn = ctx.chat.turn("What was the budget of the Orion project?", session.id)
     with pytest.raises(StopException):
-        stream_text(stream, Interrupted(after=2))
+        stream_text(turn, Interrupted(after=2))
     [question, answer] = ctx.sessions.messages(session.id)
     assert question.content == "What was the budget of the Orion project?"
     assert answer.meta["stopped"] is True

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from rag_core.errors import DocentError, NotFoundError
-from rag_core.loaders.pdf import _PDFIUM_LOCK
+from rag_core.pdfium import PDFIUM_LOCK
 from rag_core.viewer import fold, locate
 from tests.pdfgen import ZEPHYR_PAGES, make_pdf
 from tests.test_formats import make_docx, para
@@ -32,7 +32,7 @@ def pdf_ctx(ctx, tmp_path):
 def word_box(path, page: int, word: str, zoom: float = ZOOM) -> tuple[float, float, float, float]:
     """PDFium's own box of ``word`` on ``page``, in pixels of a page rendered at ``zoom``
     (the generated PDFs are unrotated A4: y grows downwards in the image)."""
-    with _PDFIUM_LOCK:
+    with PDFIUM_LOCK:
         pdf = pdfium.PdfDocument(str(path))
         try:
             p = pdf[page - 1]
@@ -158,7 +158,7 @@ def test_every_pdfium_call_holds_the_pdfium_lock(pdf_ctx, monkeypatch):
         original = getattr(cls, method)
 
         def wrapper(self, *a, **kw):
-            seen.append((method, _PDFIUM_LOCK.locked()))
+            seen.append((method, PDFIUM_LOCK.locked()))
             return original(self, *a, **kw)
 
         monkeypatch.setattr(cls, method, wrapper)

@@ -14,8 +14,9 @@ import re
 import streamlit as st
 
 from rag_core import AppContext, DocentError, Session, export_markdown, export_session, import_session
-from ui.common import CHAT_PAGE, select_session
+from ui.current_session import select_session
 from ui.markdown import escape_markdown
+from ui.navigation import CHAT_PAGE
 
 IMPORTING = "importing_chat"  # the import box is open
 IMPORTED = "imported_chat"  # {"file": uploader file id, "name", "messages", "missing", "changed"} or "error"

@@ -11,6 +11,7 @@ import streamlit as st
 
 from rag_core import AppContext, JobView
 from ui.markdown import escape_markdown
+from ui.navigation import UPLOAD_PAGE
 
 UPLOAD_JOBS = "upload_jobs"  # ids of the jobs this session started, oldest first
 SEEN_NOTICES = "seen_notices"  # start-up repair notices this session dismissed
@@ -41,7 +42,7 @@ def sidebar_indicator(ctx: AppContext) -> None:
             st.progress(
                 sum(v.fraction for v in running) / len(running), text=f"⏳ Indexing: {done} of {files} file(s) done"
             )
-            st.page_link("pages/upload.py", label="See the uploads", icon="📤")
+            st.page_link(UPLOAD_PAGE, label="See the uploads", icon="📤")
         for notice in notices:
             st.warning(escape_markdown(notice), icon="🛠️")
         if notices and st.button("Dismiss", key="dismiss_notices"):

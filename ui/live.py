@@ -1,9 +1,11 @@
 """An answer while it is written: the search, a preview, the text streaming, a Stop button.
 
-Once the engine has stored the answer, the page runs again and draws it from the session
-like every other (``ui.answer``), with its controls. If the run is interrupted while the
+The answer is a ``Turn`` (rag_core.chat.turn): this module draws its phases as they come
+(the search and a preview, the model's load, the words) and, once the turn has stored the
+answer, asks it for follow-up questions. The page then runs again and draws the answer from
+the session like every other (``ui.answer``), with its controls. If the run is interrupted while the
 answer streams (Stop, a new question, any click: Streamlit stops the script at its next
-``st`` call), the stream is told to stop and drained, so that the engine stores the part
+``st`` call), the turn is told to stop and drained, so that it stores the part
 written so far, marked as stopped, before the interruption goes on.
 
 Streamlit starts the next run without waiting for the interrupted one to end, so the
@@ -21,9 +23,8 @@ from typing import Any
 
 import streamlit as st
 
-from rag_core import AppContext, DocentError
+from rag_core import AppContext, DocentError, Turn
 from ui.answer import FOLLOW_UPS
-from ui.common import ensure_llm
 from ui.markdown import escape_markdown, inert_markdown
 from ui.sources import sources_caption
 
@@ -45,47 +46,61 @@ def write_answer(
     ctx: AppContext, session_id: str, question: str, *, rewrite: str | None = None, regenerate: bool = False
 ) -> None:
     """Answer ``question`` in ``session_id`` (or the last question again), streamed into an
-    assistant message. Raises ``DocentError`` when it cannot; the question is kept.
+    assistant message, then offer follow-up questions under it. Raises ``DocentError`` when
+    it cannot; the question is kept.
 
-    The engine searches before it needs the model: the sources and a preview sentence are
+    The turn searches before it needs the model: the sources and a preview sentence are
     shown first, then the model loads (behind a visible status, the first time) and reads."""
     writing = threading.Event()
     st.session_state[WRITING] = writing
     try:
-        _write(ctx, session_id, question, rewrite, regenerate)
+        turn = _write(ctx, session_id, question, rewrite, regenerate)
     finally:
         writing.set()
-    remember(ctx, session_id, question)
+    remember(turn)
 
 
-def _write(ctx: AppContext, session_id: str, question: str, rewrite: str | None, regenerate: bool) -> None:
+def _write(ctx: AppContext, session_id: str, question: str, rewrite: str | None, regenerate: bool) -> Turn:
     """``write_answer``'s drawing: the search, the preview, the sources, Stop, the words."""
     with st.chat_message("assistant"):
-        stream = ctx.chat.stream(question, session_id, rewrite=rewrite, regenerate=regenerate)
+        turn = ctx.chat.turn(question, session_id, rewrite=rewrite, regenerate=regenerate)
         searched, notices, text, sources = st.empty(), st.container(), st.empty(), st.empty()
-        show_search(searched, question, stream.condensed_question)
-        show_preview(text, stream.preview)
-        if stream.sources:
-            sources.caption(sources_caption(stream.sources))  # labels already escaped
-        waited = ensure_llm(ctx)
-        if waited and "model_load_s" not in stream.timings:
-            # The engine times from the question, so its total already holds this wait: say so.
-            stream.timings["model_load_s"] = round(waited, 3)
-        stream.prepare()  # a follow-up only the model can rewrite is rewritten and searched again
-        show_search(searched, question, stream.condensed_question)
-        if stream.sources:
-            sources.caption(sources_caption(stream.sources))
+        show_search(searched, question, turn.condensed_question)
+        show_preview(text, turn.preview)
+        if turn.sources:
+            sources.caption(sources_caption(turn.sources))  # labels already escaped
+        if turn.model_pending:
+            load_model(turn)
+        turn.prepare()  # a follow-up only the model can rewrite is rewritten and searched again
+        show_search(searched, question, turn.condensed_question)
+        if turn.sources:
+            sources.caption(sources_caption(turn.sources))
         else:
             sources.empty()
         with notices:
-            for notice in stream.notices:
+            for notice in turn.notices:
                 st.info(escape_markdown(notice), icon="ℹ️")
         stop_slot = st.empty()
         stop_slot.button("⏹️ Stop", key="stop_answer")  # no tooltip: it would draw the button twice
-        written = stream_text(stream, text)
+        written = stream_text(turn, text)
         stop_slot.empty()
-        if stream.turn is not None and stream.turn.answer != written.strip():  # e.g. nothing was written
-            text.markdown(inert_markdown(stream.turn.answer))
+        if turn.answered is not None and turn.answered.answer != written.strip():  # e.g. nothing was written
+            text.markdown(inert_markdown(turn.answered.answer))
+    return turn
+
+
+def load_model(turn: Turn) -> None:
+    """The turn loads the local model behind a visible status, never silently (the answer's
+    timings say how long it waited)."""
+    with st.status("Loading the local model…", expanded=True) as status:
+        step = st.empty()  # one line, updated: assembling reports each of its parts
+        step.caption("The first time, the model is assembled from its parts: about a minute.")
+
+        def report(message: str) -> None:
+            step.caption(escape_markdown(message))
+
+        turn.load_model(progress=report)
+        status.update(label="The local model is ready", state="complete", expanded=False)
 
 
 def show_search(slot: Any, question: str, condensed: str | None) -> None:
@@ -124,7 +139,7 @@ def stream_text(stream: Iterable[str], placeholder: Any) -> str:
         if callable(stop):
             stop()
             try:
-                for _ in deltas:  # the engine ends the answer here and stores it, marked as stopped
+                for _ in deltas:  # the turn ends the answer here and stores it, marked as stopped
                     pass
             except Exception:
                 logger.exception("finishing a stopped answer")
@@ -133,20 +148,16 @@ def stream_text(stream: Iterable[str], placeholder: Any) -> str:
     return text
 
 
-def remember(ctx: AppContext, session_id: str, question: str) -> None:
+def remember(turn: Turn) -> None:
     """The follow-up questions to offer under the answer just stored (kept by this browser)."""
-    messages = ctx.sessions.messages(session_id)
-    if not messages or messages[-1].role != "assistant" or messages[-1].id is None:
-        return
-    last = messages[-1]
-    if last.meta.get("stopped") or not last.sources:
+    if turn.stored is None or turn.stored.id is None:
         return
     started = time.perf_counter()
     try:
         with st.spinner("Suggesting follow-up questions…"):
-            questions = ctx.suggestions.follow_ups(question, last.content, last.sources, n=2)
+            questions = turn.follow_ups(n=2)
     except DocentError as e:
         logger.info("no follow-ups: %s", e)
         return
     logger.info("follow-ups in %.2f s", time.perf_counter() - started)
-    st.session_state.setdefault(FOLLOW_UPS, {})[last.id] = [q for q in questions if q.strip()][:2]
+    st.session_state.setdefault(FOLLOW_UPS, {})[turn.stored.id] = questions

@@ -15,11 +15,12 @@ from datetime import date, datetime, timedelta
 import streamlit as st
 
 from rag_core import AppContext, DocentError, Session
-from ui.common import CHAT_PAGE, NEW_CHAT, SESSION_ID, current_session, select_session
 from ui.confirm import confirm
+from ui.current_session import NEW_CHAT, SESSION_ID, current_session, select_session
 from ui.exchange import export_buttons, import_box
 from ui.jobs import sidebar_indicator
 from ui.markdown import escape_markdown
+from ui.navigation import CHAT_PAGE
 
 SEARCH = "chat_search"
 MADE_HERE = "chats_made_here"  # ids of the chats this tab's "New chat" created

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.bench import machine
-from rag_core.bench.common import ROOT, figure_questions, sec_docs
-from rag_core.settings import DocentSettings, load_settings
+from rag_core.bench.inputs import ROOT, figure_questions, sec_docs
+from rag_core.settings import DocentSettings, load_settings, saved_notice
 
 # name -> (section, key, target, "le" | "ge")
 TARGETS = {
@@ -120,10 +120,14 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
     settings = load_settings(data_dir=Path(args.data_dir)) if args.data_dir else load_settings()
+    notice = saved_notice(settings)  # the figures run with the defaults of unusable saved values: say so
+    if notice:
+        print(f"notice: {notice}", file=sys.stderr)
     if args.pdfs:
         return machine.run(args)
-    import sys
 
     def report(message: str) -> None:
         print(message, file=sys.stderr, flush=True)

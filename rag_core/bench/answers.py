@@ -16,7 +16,7 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage
 
-from rag_core.bench.common import median, ratio
+from rag_core.bench.stats import median, ratio
 from rag_core.context import AppContext
 from rag_core.evaluation.answers import answer_correct
 
@@ -48,14 +48,13 @@ class PromptRecorder:
 
 def docent_turn(ctx: AppContext, question: str, session_id: str | None = None) -> dict[str, Any]:
     t = time.perf_counter()
-    stream = ctx.chat.stream(question, session_id)
+    asked = ctx.chat.turn(question, session_id)
     preview = time.perf_counter() - t
     first = None
-    for _ in stream:
+    for _ in asked:
         if first is None:
             first = time.perf_counter() - t
-    turn = stream.turn
-    assert turn is not None
+    turn = asked.result()
     return {
         "ttft_s": round(first or (time.perf_counter() - t), 3),
         "preview_s": round(preview, 3),

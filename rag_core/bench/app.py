@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rag_core.bench.common import ROOT, median, ratio
+from rag_core.bench.inputs import ROOT
+from rag_core.bench.stats import median, ratio
 
 
 def _port() -> int:

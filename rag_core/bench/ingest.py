@@ -18,7 +18,8 @@ from typing import Any
 
 from llama_index.core.schema import MetadataMode
 
-from rag_core.bench.common import fresh_context, ratio
+from rag_core.bench.inputs import fresh_context
+from rag_core.bench.stats import ratio
 from rag_core.settings import DocentSettings
 
 

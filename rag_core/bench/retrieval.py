@@ -14,7 +14,8 @@ from typing import Any
 
 from llama_index.core.schema import TextNode
 
-from rag_core.bench.common import fresh_context, median, p95, ratio, rss_mb
+from rag_core.bench.inputs import fresh_context
+from rag_core.bench.stats import median, p95, ratio, rss_mb
 from rag_core.settings import DocentSettings
 
 _VOCABULARY = (

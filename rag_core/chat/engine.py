@@ -38,7 +38,8 @@ from rag_core.chat.followups import complete_ellipsis, self_contained
 from rag_core.chat.summary import as_message
 from rag_core.prompts import CONDENSE_PROMPT, FENCE_RULE, NO_ANSWER, QUESTION_PROMPT
 from rag_core.providers.rerank import GuardedRerank
-from rag_core.store import Summary
+from rag_core.retrieval import ConversationQueries, HybridRetriever, Retrieval
+from rag_core.storage import Summary
 
 _FENCE_TAG = re.compile(r"</?\s*(?:passage|documents)", re.IGNORECASE)
 
@@ -96,10 +97,13 @@ def rule_rewrite(question: str, history: list[ChatMessage]) -> tuple[str, str] |
 
 @dataclass
 class Retrieved:
-    """What one search found: the passages (reranked) and notices (rerank skipped...)."""
+    """What one search found: the passages (reranked), notices (rerank skipped...), and
+    what the retriever measured (``Retrieval.extras`` and ``Retrieval.stats``)."""
 
     nodes: list[NodeWithScore]
     notices: list[str] = field(default_factory=list)
+    extras: dict[str, dict[str, float]] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
 
 
 class DocentChatEngine(BaseChatEngine):
@@ -157,11 +161,18 @@ class DocentChatEngine(BaseChatEngine):
         self.condensed_by = "llm"
         return question
 
-    def retrieve(self, question: str, *, rerank: bool = True) -> Retrieved:
+    def retrieve(
+        self, question: str, *, rerank: bool = True, conversation: ConversationQueries | None = None
+    ) -> Retrieved:
         """Search, then rerank (a failed rerank is a notice, not an error); ``rerank=False``
-        for a first look that a second search replaces."""
+        for a first look that a second search replaces. ``conversation``: a follow-up's
+        conversation, searched with it (Docent's own retriever; another ignores it)."""
         t = time.perf_counter()
-        nodes = self._retriever.retrieve(question)
+        if isinstance(self._retriever, HybridRetriever):
+            found = self._retriever.search(question, conversation)
+        else:
+            found = Retrieval(self._retriever.retrieve(question))
+        nodes = found.hits
         self.timings["retrieve_s"] = time.perf_counter() - t
         bundle = QueryBundle(question)
         notices: list[str] = []
@@ -174,7 +185,7 @@ class DocentChatEngine(BaseChatEngine):
                 nodes = post.postprocess_nodes(nodes, query_bundle=bundle)
         if self._postprocessors and rerank:
             self.timings["rerank_s"] = time.perf_counter() - t
-        return Retrieved(nodes, notices)
+        return Retrieved(nodes, notices, found.extras, found.stats)
 
     def evidence(self, question: str, nodes: list[NodeWithScore]) -> list[Evidence]:
         """The lines of the passages worth reading for ``question``, within the token budget."""

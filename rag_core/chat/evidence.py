@@ -9,6 +9,9 @@ best lines are kept, best first, until the budget is spent. A table's header lin
 title, "(In millions)", "Three Months Ended", the period dates) travel with any row kept from
 it, so a figure keeps its column; lines stay in their document order, a gap shown as "…".
 docs/performance.md has what the budget measured.
+
+The same scoring picks the preview (``preview_of``): the sentence of the sources that best
+answers the question, shown before the model has read anything.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from rag_core.chat import tables
+from rag_core.payloads import Source
 from rag_core.text import is_header, query_terms, tokenize
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
@@ -159,3 +164,14 @@ def best_sentence(question: str, texts: Sequence[str], idf: Callable[[str], floa
                 if sentence.strip() and score > best[0]:
                     best = (score, i, sentence.strip())
     return best[1], best[2]
+
+
+def preview_of(question: str, sources: list[Source], idf: Callable[[str], float]) -> dict[str, Any] | None:
+    """The sentence of the sources that best answers the question: shown before the answer."""
+    if not sources:
+        return None
+    index, sentence = best_sentence(question, [src.get("text") or "" for src in sources], idf)
+    if not sentence:
+        return None
+    src = sources[index]
+    return {"sentence": sentence, "file": src.get("file"), "page": src.get("page"), "source": index + 1}

@@ -1,9 +1,13 @@
-"""What the chat passes around: a history as (role, text) pairs, passages as sources, token
-counts, and the keys to keep out of what it shows."""
+"""What the chat passes around: a history as (role, text) pairs, passages as sources, the
+answered turn (``ChatTurn``), token counts, and the keys to keep out of what it shows
+(``secrets_of``, ``safe_error``)."""
 
 from __future__ import annotations
 
 import hashlib
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.schema import NodeWithScore
@@ -12,9 +16,36 @@ from llama_index.core.utils import get_tokenizer
 from rag_core.payloads import Source
 from rag_core.settings import DocentSettings
 
-__all__ = ["History", "as_chat_messages", "count_tokens", "secrets_of", "to_source"]
+__all__ = [
+    "STOPPED_MARK",
+    "ChatTurn",
+    "History",
+    "as_chat_messages",
+    "count_tokens",
+    "safe_error",
+    "secrets_of",
+    "to_source",
+]
 
 History = list[tuple[str, str]]  # (role, text) pairs, oldest first
+STOPPED_MARK = " …(stopped)"  # ends an answer stopped before its end, in the text shown and stored
+
+
+@dataclass
+class ChatTurn:
+    """One answered question. ``as_json`` is the CLI's ``--json`` contract."""
+
+    answer: str
+    condensed_question: str
+    sources: list[Source]
+    timings: dict[str, float]
+    notices: list[str] = field(default_factory=list)
+    session_id: str | None = None
+    served_by: dict[str, str] = field(default_factory=dict)
+    stopped: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def count_tokens(text: str) -> int:
@@ -25,6 +56,16 @@ def count_tokens(text: str) -> int:
 def secrets_of(settings: DocentSettings) -> tuple[str, ...]:
     """The keys in force, to be kept out of error messages and answers."""
     return tuple(k.get_secret_value() for k in (settings.openai_api_key, settings.cohere_api_key) if k)
+
+
+def safe_error(e: BaseException, secrets: tuple[str, ...] = ()) -> str:
+    """An error's message with the configured keys, and anything shaped like a key, masked."""
+    msg = f"{type(e).__name__}: {e}"
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            msg = msg.replace(secret, "***")
+    msg = re.sub(r"(sk|key|Bearer)[-_ ]?[A-Za-z0-9_\-]{8,}", r"\1-***", msg)
+    return msg[:300]
 
 
 def to_source(hit: NodeWithScore, extras: dict[str, float] | None = None) -> Source:

@@ -22,7 +22,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM
 
 from rag_core.prompts import SUMMARY_PROMPT
-from rag_core.store import Message, SessionStore, Summary
+from rag_core.storage import Message, SessionStore, Summary
 
 logger = logging.getLogger(__name__)
 

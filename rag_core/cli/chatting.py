@@ -8,7 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from rag_core.cli.common import context, emit
+from rag_core.chat import ChatTurn
+from rag_core.cli.output import emit
+from rag_core.cli.startup import context
 from rag_core.context import AppContext
 from rag_core.errors import ConfigError, DocentError
 from rag_core.exchange import export_json, export_markdown, import_session
@@ -21,7 +23,7 @@ def _llm_progress(args: argparse.Namespace):
     return lambda msg: print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)
 
 
-def _print_turn(turn, typed: str) -> None:
+def _print_turn(turn: ChatTurn, typed: str) -> None:
     if turn.condensed_question and turn.condensed_question != typed:
         print(f"[searched: {turn.condensed_question}]")
     for n in turn.notices:
@@ -34,18 +36,19 @@ def _print_turn(turn, typed: str) -> None:
 
 
 def _answer(ctx: AppContext, question: str, session_id: str | None, as_json: bool) -> None:
-    ctx.llm(_llm_progress(argparse.Namespace(json=as_json)))
+    # The model loads before the question is asked, so an answer's timings are its own (the
+    # app, which cannot wait before showing the sources, lets the turn load it and says so).
+    ctx.models.llm(_llm_progress(argparse.Namespace(json=as_json)))
     if sys.stderr.isatty() and not as_json:
         print("\r\033[K", end="", file=sys.stderr)
-    stream = ctx.chat.stream(question, session_id)
+    turn = ctx.chat.turn(question, session_id)
     if as_json:
-        turn = stream.result()
-        emit(turn.as_json())
+        emit(turn.result().as_json())
         return
-    for delta in stream:
+    for delta in turn:
         print(delta, end="", flush=True)
     print()
-    _print_turn(stream.turn, question)
+    _print_turn(turn.result(), question)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:

@@ -7,8 +7,10 @@ import sys
 import time
 from pathlib import Path
 
-from rag_core.cli.common import clear_line, context, emit, progress_to_stderr
-from rag_core.errors import DatabaseDamagedError
+from rag_core import recovery
+from rag_core.cli.output import clear_line, emit, progress_to_stderr
+from rag_core.cli.startup import context
+from rag_core.errors import DatabaseDamagedError, DatabaseUnavailableError
 from rag_core.health import check
 from rag_core.ingestion import OnConflict, iter_inputs
 
@@ -69,7 +71,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         else:
             print(f"PROBLEM: {problem}")
         return 1
-    reingested = ctx.ingestion.repair() if args.repair else []
+    except DatabaseUnavailableError as e:  # PostgreSQL away: said the same way
+        if args.json:
+            emit({"ok": False, "problems": [str(e)], "database_unavailable": True})
+        else:
+            print(f"PROBLEM: {e}")
+        return 1
+    reingested = recovery.repair(ctx.ingestion) if args.repair else []
     if reingested:
         done = [f"{r.file}: {r.status}" + (f" ({r.reason})" if r.reason else "") for r in reingested]
         ctx.notices.append("Ingested again from the stored copy: " + "; ".join(done))
@@ -96,7 +104,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
     ctx = context(args)
-    results = ctx.ingestion.rebuild()
+    results = recovery.rebuild(ctx.ingestion)
     if not results and not args.json:
         print("Nothing to rebuild: no stored files in files/ and no registered documents.")
     for r in results:

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rag_core.cli.startup import settings_for
 from rag_core.errors import ConfigError
 from rag_core.evaluation import ANSWER, MODES, EvalQuestion, format_table, load_questions, prepare_corpus, run_eval
-from rag_core.settings import leaf_fields, load_settings
+from rag_core.settings import leaf_fields
 
 
 def register_eval(subparsers: Any) -> None:
@@ -55,16 +56,15 @@ def _overrides(pairs: Sequence[str]) -> dict[str, Any]:
         name, sep, value = pair.partition("=")
         name = name.strip()
         if not sep or name not in leaf_fields():
-            raise ConfigError(f"--set {pair!r}: expected FIELD=VALUE with a settings field (see rag_core/settings.py)")
+            raise ConfigError(
+                f"--set {pair!r}: expected FIELD=VALUE with a settings field (see rag_core/settings/tree.py)"
+            )
         out[name] = value
     return out
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    overrides = _overrides(args.set)
-    if getattr(args, "data_dir", None):
-        overrides["data_dir"] = Path(args.data_dir)
-    settings = load_settings(**overrides)
+    settings = settings_for(args, **_overrides(args.set))
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     questions: list[EvalQuestion] = []
     for path in args.questions:
@@ -84,7 +84,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if ANSWER in modes or ("condensed" in modes and any(q.history for q in questions)):
         progress("loading the LLM…", 0.0)
         ctx.llm()
-    condense_cache = None if args.no_condense_cache else ctx.settings.data_dir / "condense-cache.jsonl"
+    condense_cache = None if args.no_condense_cache else ctx.settings.paths.condense_cache
     details: list[dict[str, Any]] = []
     result = run_eval(
         ctx, questions, k=args.k, modes=modes, progress=progress, condense_cache=condense_cache, details=details

@@ -1,5 +1,5 @@
 """Scoring answers: is the gold figure (or short span) in the answer, is a gold page cited,
-did the answer refuse?
+did the answer refuse? (``score_answer`` per question, ``summarise_answers`` per run.)
 
 Figures are compared as numbers, not strings: "82,959", "82959", "$82,959 million" and
 "$82.96 billion" are one figure. A number in a filing's table carries no unit ("82,959" in a
@@ -14,7 +14,10 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from rag_core.evaluation.metrics import file_matches, squash, summarise
+from rag_core.evaluation.questions import EvalQuestion
 from rag_core.payloads import Source
 
 _SCALES = {
@@ -134,16 +137,12 @@ def gold_figures(text: str) -> list[Figure]:
     ]
 
 
-def _squash(text: str) -> str:
-    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text or "").lower())
-
-
 def answer_correct(answer: str, gold: str) -> bool:
     """The gold answer is in ``answer``: every gold figure as a number (any format), or, for a
     gold answer without figures, the gold text itself (whitespace and case ignored)."""
     wanted = gold_figures(gold)
     if not wanted:
-        return bool(gold.strip()) and _squash(gold) in _squash(answer)
+        return bool(gold.strip()) and squash(gold) in squash(answer)
     said = figures(answer)
     return all(any(figure_matches(g, c) for c in said) for g in wanted)
 
@@ -166,9 +165,50 @@ def cited_sources(answer: str, sources: Sequence[Source]) -> list[Source]:
 
 def cites_page(answer: str, sources: Sequence[Source], gold_files: Sequence[str], gold_pages: Sequence[int]) -> bool:
     """A cited source is a gold page of a gold file."""
-    from rag_core.evaluation.metrics import file_matches
-
     return any(
         src.get("page") in gold_pages and any(file_matches(src.get("file"), g) for g in gold_files)
         for src in cited_sources(answer, sources)
     )
+
+
+def score_answer(q: EvalQuestion, answer: str, sources: Sequence[Source]) -> dict[str, Any]:
+    """An answer against the gold: ``correct`` (gold figures or span in it), ``cited_page`` (a
+    cited source is a gold page), ``refused_answer`` (it says the documents don't answer)."""
+    out: dict[str, Any] = {"refused_answer": refused(answer)}
+    if q.gold_answer:
+        out["correct"] = answer_correct(answer, q.gold_answer)
+    if q.gold_pages and q.gold_files:
+        out["cited_page"] = cites_page(answer, sources, q.gold_files, q.gold_pages)
+    return out
+
+
+def summarise_answers(rows: list[dict[str, Any]], questions: list[EvalQuestion]) -> dict[str, Any]:
+    """The answer mode's figures, besides the retrieval ones of its sources (``summarise``):
+    ``answer_accuracy`` (answerable questions with a gold answer), the same where a gold page
+    was among the sources (``answer_accuracy_page_retrieved``: the model's share, retrieval
+    aside), ``citation_page``, ``refusal_rate`` (unanswerable questions the answer refused) and
+    ``false_refusal_rate`` (answerable ones it refused)."""
+    out = summarise(rows, questions)
+    pairs = list(zip(questions, rows, strict=False))
+
+    def share(values: list[bool]) -> float:
+        return round(sum(values) / len(values), 4) if values else 0.0
+
+    graded = [r for q, r in pairs if q.answerable and "correct" in r]
+    if graded:
+        out["answer_accuracy"] = share([r["correct"] for r in graded])
+        out["n_graded"] = len(graded)
+    found = [r for r in graded if r.get("page_rank")]
+    if found:
+        out["answer_accuracy_page_retrieved"] = share([r["correct"] for r in found])
+        out["n_page_retrieved"] = len(found)
+    cited = [r["cited_page"] for q, r in pairs if q.answerable and "cited_page" in r]
+    if cited:
+        out["citation_page"] = share(cited)
+    off = [r["refused_answer"] for q, r in pairs if not q.answerable]
+    if off:
+        out["refusal_rate"] = share(off)
+    on = [r["refused_answer"] for q, r in pairs if q.answerable]
+    if on:
+        out["false_refusal_rate"] = share(on)
+    return out

@@ -60,7 +60,7 @@ def prepare_corpus(
     corpus = Path(corpus)
     if not corpus.is_dir():
         raise ConfigError(f"--corpus must be a folder of documents; {corpus} is not one.")
-    cache_root = Path(cache_root or settings.data_dir / "eval-cache")
+    cache_root = Path(cache_root or settings.paths.eval_cache)
     key = corpus_key(corpus, settings)
     folder = cache_root / key
     marker = folder / READY_MARKER

@@ -1,5 +1,6 @@
 """Figures of one evaluation: ranks of the gold file and page among the sources, and
-their means per mode (see ``rag_core.evaluation`` for what each figure means)."""
+their means per mode (see ``rag_core.evaluation`` for what each figure means). An answer's
+own scoring builds on these, in ``answers``."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def file_matches(source_file: str | None, gold: str) -> bool:
     return a == b or a.rsplit("/", 1)[-1] == b.rsplit("/", 1)[-1]
 
 
-def _squash(text: str) -> str:
+def squash(text: str) -> str:
+    """``text`` without whitespace, case or compatibility forms: a span matches however it wraps."""
     return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text or "").lower())
 
 
@@ -73,8 +75,8 @@ def score_sources(q: EvalQuestion, sources: Sequence[Source], k: int) -> dict[st
         "files": [s.get("file") for s in top],
     }
     if q.gold_answer and len(q.gold_answer) <= SPAN_MAX:
-        text = _squash(" ".join(str(s.get("text") or "") for s in top))
-        out["answer_found"] = _squash(q.gold_answer) in text
+        text = squash(" ".join(str(s.get("text") or "") for s in top))
+        out["answer_found"] = squash(q.gold_answer) in text
     return out
 
 
@@ -111,49 +113,4 @@ def summarise(rows: list[dict[str, Any]], questions: list[EvalQuestion]) -> dict
     if off:
         out["n_unanswerable"] = len(off)
         out["correct_refusals"] = mean([1.0 if r["refused"] else 0.0 for r in off])
-    return out
-
-
-def score_answer(q: EvalQuestion, answer: str, sources: Sequence[Source]) -> dict[str, Any]:
-    """An answer against the gold: ``correct`` (gold figures or span in it), ``cited_page`` (a
-    cited source is a gold page), ``refused_answer`` (it says the documents don't answer)."""
-    from rag_core.evaluation.answers import answer_correct, cites_page, refused
-
-    out: dict[str, Any] = {"refused_answer": refused(answer)}
-    if q.gold_answer:
-        out["correct"] = answer_correct(answer, q.gold_answer)
-    if q.gold_pages and q.gold_files:
-        out["cited_page"] = cites_page(answer, sources, q.gold_files, q.gold_pages)
-    return out
-
-
-def summarise_answers(rows: list[dict[str, Any]], questions: list[EvalQuestion]) -> dict[str, Any]:
-    """The answer mode's figures, besides the retrieval ones of its sources (``summarise``):
-    ``answer_accuracy`` (answerable questions with a gold answer), the same where a gold page
-    was among the sources (``answer_accuracy_page_retrieved``: the model's share, retrieval
-    aside), ``citation_page``, ``refusal_rate`` (unanswerable questions the answer refused) and
-    ``false_refusal_rate`` (answerable ones it refused)."""
-    out = summarise(rows, questions)
-    pairs = list(zip(questions, rows, strict=False))
-
-    def share(values: list[bool]) -> float:
-        return round(sum(values) / len(values), 4) if values else 0.0
-
-    graded = [r for q, r in pairs if q.answerable and "correct" in r]
-    if graded:
-        out["answer_accuracy"] = share([r["correct"] for r in graded])
-        out["n_graded"] = len(graded)
-    found = [r for r in graded if r.get("page_rank")]
-    if found:
-        out["answer_accuracy_page_retrieved"] = share([r["correct"] for r in found])
-        out["n_page_retrieved"] = len(found)
-    cited = [r["cited_page"] for q, r in pairs if q.answerable and "cited_page" in r]
-    if cited:
-        out["citation_page"] = share(cited)
-    off = [r["refused_answer"] for q, r in pairs if not q.answerable]
-    if off:
-        out["refusal_rate"] = share(off)
-    on = [r["refused_answer"] for q, r in pairs if q.answerable]
-    if on:
-        out["false_refusal_rate"] = share(on)
     return out

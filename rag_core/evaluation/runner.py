@@ -12,7 +12,8 @@ from typing import Any, cast
 
 from rag_core.context import AppContext
 from rag_core.errors import ConfigError, DocentError
-from rag_core.evaluation.metrics import score_answer, score_sources, summarise, summarise_answers, token_f1
+from rag_core.evaluation.answers import score_answer, summarise_answers
+from rag_core.evaluation.metrics import score_sources, summarise, token_f1
 from rag_core.evaluation.questions import EvalQuestion, as_questions
 from rag_core.files import Progress
 from rag_core.payloads import EvalResult
@@ -149,13 +150,13 @@ def _search_row(
     elif mode == "gold":
         query = q.gold_rewrite or q.question
     t = time.perf_counter()
-    stats: dict[str, Any] = {}
     if mode == "condensed":  # searched as the chat engine searches a follow-up
-        sources = ctx.chat.retrieve(query, top_k=k, stats=stats, history=q.history_pairs(), typed=q.question)
+        found = ctx.chat.search(query, top_k=k, history=q.history_pairs(), typed=q.question)
     else:
-        sources = ctx.chat.retrieve(query, top_k=k, stats=stats)
+        found = ctx.chat.search(query, top_k=k)
     timings["retrieve_s"] += time.perf_counter() - t
-    row.update(score_sources(q, sources, k))
+    stats = found.stats
+    row.update(score_sources(q, found.sources, k))
     detail[mode] = {"query": query}
     detail[mode].update({key: row[key] for key in ("file_rank", "page_rank", "refused", "files") if key in row})
     if "answer_found" in row:

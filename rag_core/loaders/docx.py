@@ -22,7 +22,8 @@ from xml.etree import ElementTree
 from xml.parsers.expat import errors as expat_errors
 
 from rag_core.errors import IngestError
-from rag_core.loaders.common import CFB, LoadedFile, short, sniff, tidy
+from rag_core.loaders.documents import LoadedFile, tidy
+from rag_core.loaders.reasons import CFB, short, sniff
 from rag_core.loaders.sections import Block, section_documents
 
 # Largest XML part read from a .docx once unpacked: a 1,000-page document is ~6 MB; a

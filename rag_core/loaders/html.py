@@ -33,7 +33,8 @@ from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWar
 from bs4.element import NavigableString, PreformattedString, Tag
 
 from rag_core.errors import IngestError
-from rag_core.loaders.common import LoadedFile, short, tidy
+from rag_core.loaders.documents import LoadedFile, tidy
+from rag_core.loaders.reasons import short
 from rag_core.loaders.sections import Block, section_documents
 from rag_core.loaders.text import decode_text
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 
 from llama_index.core import Document
 
-from rag_core.loaders.common import _hide, _meta
+from rag_core.loaders.documents import doc_metadata, hide_metadata
 
 Block = tuple[int | None, str]
 
@@ -52,12 +52,12 @@ def section_documents(blocks: Iterable[Block], name: str, sha256: str) -> list[D
     docs = []
     for i, (heads, body) in enumerate(sections, start=1):
         heading = " > ".join(h for h in heads if h)
-        meta = _meta(name, sha256)
+        meta = doc_metadata(name, sha256)
         meta["section"] = i
         if heading:
             meta["heading"] = heading
         text = re.sub(r"\n{3,}", "\n\n", "\n".join(body)).strip()
         doc = Document(id_=f"{name}::s{i:04d}", text=text, metadata=meta)
-        _hide(doc)
+        hide_metadata(doc)
         docs.append(doc)
     return docs

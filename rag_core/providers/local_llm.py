@@ -8,35 +8,18 @@ llama.cpp's own C++ server, which is thread safe and streams through a callback.
 
 How it is wired:
 
-* ``xllamacpp.Server`` always opens a listener for llama.cpp's HTTP API, which we
-  never use: we call ``handle_completions`` in-process. To keep the model off the
-  network it listens on a Unix socket inside a private temporary folder (POSIX) or
-  on 127.0.0.1 with a random port (elsewhere), and in both cases behind a random API
-  key, so neither other users nor browser pages can reach it.
-* One engine (loaded weights + KV cache) per model file and context size is shared
-  by every ``LlamaCppLLM`` in the process, loaded lazily on first use under a lock:
-  Streamlit builds objects per session, and two copies of a 1 GB model would double
-  the start time and memory.
-* A per-engine lock serialises generations: on a 2-core machine two answers at once
-  are not faster than one after the other, and a single llama.cpp slot keeps the
-  whole context window for one prompt. Concurrent sessions queue.
-* We format ChatML ourselves (the GGUF's template, minus tool calling) and send a
-  raw prompt, so ``complete`` and ``chat`` share one code path, the prompt is
+* The loaded model is an engine shared by every ``LlamaCppLLM`` of the process, its
+  generations one at a time (``llama_engine``).
+* We format ChatML ourselves (``chatml``: the GGUF's template, minus tool calling) and
+  send a raw prompt, so ``complete`` and ``chat`` share one code path, the prompt is
   testable without the model, and control tokens inside documents cannot forge turns.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import queue
-import re
-import secrets
-import shutil
-import tempfile
 import threading
-import time
-import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,172 +38,13 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from llama_index.core.llms.custom import CustomLLM
 from llama_index.core.llms.llm import default_completion_to_prompt
 
-from rag_core.errors import ModelError, ProviderError
+from rag_core.errors import ProviderError
+from rag_core.providers.chatml import STOP_STRINGS, completion_to_chatml, messages_to_chatml
+from rag_core.providers.llama_engine import LlamaEngine, resolve_threads, shared_engine
 
 logger = logging.getLogger(__name__)
 
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
-
-# The system turn Qwen2.5's own chat template inserts when a conversation has none;
-# the model was tuned with it, so we keep it rather than sending no system turn.
-QWEN_DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
-
-IM_START = "<|im_start|>"
-IM_END = "<|im_end|>"
-STOP_STRINGS = [IM_END, "<|endoftext|>"]
-
-# llama.cpp parses special tokens in the prompt, so a document quoting "<|im_start|>"
-# would open a fake turn. A zero-width space after "<" keeps the text readable but
-# makes it tokenize as plain text.
-_SPECIAL_TOKEN_RE = re.compile(r"<(\|[A-Za-z0-9_]+\|)>")
-_ZWSP = "\u200b"
-
-_ROLE_MAP = {
-    MessageRole.SYSTEM: "system",
-    MessageRole.DEVELOPER: "system",
-    MessageRole.USER: "user",
-    MessageRole.ASSISTANT: "assistant",
-    MessageRole.CHATBOT: "assistant",
-    MessageRole.MODEL: "assistant",
-}
-
-
-def _neutralize(text: str) -> str:
-    return _SPECIAL_TOKEN_RE.sub(lambda m: f"<{_ZWSP}{m.group(1)}>", text)
-
-
-def messages_to_chatml(messages: Sequence[ChatMessage]) -> str:
-    """Render messages as Qwen2.5 ChatML, ending with the opened assistant turn.
-
-    Tool/function results become user turns wrapped in ``<tool_response>``, as
-    Qwen's own template does. A conversation without a system turn gets Qwen's
-    default one.
-    """
-    parts: list[str] = []
-    if not messages or _ROLE_MAP.get(messages[0].role) != "system":
-        parts.append(f"{IM_START}system\n{QWEN_DEFAULT_SYSTEM}{IM_END}\n")
-    for message in messages:
-        content = _neutralize(message.content or "")
-        role = _ROLE_MAP.get(message.role)
-        if role is None:  # tool / function results
-            role = "user"
-            content = f"<tool_response>\n{content}\n</tool_response>"
-        parts.append(f"{IM_START}{role}\n{content}{IM_END}\n")
-    parts.append(f"{IM_START}assistant\n")
-    return "".join(parts)
-
-
-def completion_to_chatml(prompt: str, system_prompt: str | None = None) -> str:
-    """Wrap a bare completion prompt as one user turn (the model is chat-tuned)."""
-    messages = []
-    if system_prompt:
-        messages.append(ChatMessage(role=MessageRole.SYSTEM, content=system_prompt))
-    messages.append(ChatMessage(role=MessageRole.USER, content=prompt))
-    return messages_to_chatml(messages)
-
-
-# --------------------------------------------------------------------------- engine
-
-
-class _Engine:
-    """One loaded model: the xllamacpp server plus the lock that serialises generations."""
-
-    def __init__(self, model_path: str, context_window: int, n_threads: int) -> None:
-        self.model_path = model_path
-        self.context_window = context_window
-        self.n_threads = n_threads
-        self.lock = threading.Lock()
-        self.server: Any = None
-        self.load_seconds: float | None = None
-        self._load_lock = threading.Lock()
-
-    def get_server(self) -> Any:
-        """Load the model on first use; later calls return the same server."""
-        if self.server is not None:
-            return self.server
-        with self._load_lock:
-            if self.server is None:
-                self.server = self._load()
-        return self.server
-
-    def _load(self) -> Any:
-        path = Path(self.model_path)
-        _check_gguf_file(path)
-        try:
-            import xllamacpp
-        except ImportError as exc:  # pragma: no cover - xllamacpp is a hard dependency
-            raise ModelError(
-                f"The local LLM runtime xllamacpp cannot be imported ({exc}). "
-                "Run `pip install -r requirements.txt`, or choose another LLM provider."
-            ) from exc
-
-        params = xllamacpp.CommonParams()
-        params.model.path = str(path)
-        params.n_ctx = self.context_window
-        params.n_parallel = 1  # one slot: the whole context window for one prompt
-        params.cpuparams.n_threads = self.n_threads
-        params.cpuparams_batch.n_threads = self.n_threads
-        params.offline = True  # never fetch anything from a model hub
-        params.ui = False
-        params.verbosity = 0 if not logger.isEnabledFor(logging.DEBUG) else 3
-        params.api_keys = [secrets.token_urlsafe(32)]
-        socket_dir = None
-        if os.name == "posix":
-            socket_dir = tempfile.mkdtemp(prefix="docent-llm-")  # mode 0700: private to this user
-            # Removed at exit; the Server cannot be weak-referenced, and engines live until exit.
-            weakref.finalize(self, shutil.rmtree, socket_dir, True)
-            params.hostnames = [os.path.join(socket_dir, "llama.sock")]
-        else:  # pragma: no cover - Windows: loopback, random port, random key
-            params.hostnames = ["127.0.0.1"]
-            params.port = 0
-
-        logger.info("Loading local LLM %s (n_ctx=%d, threads=%d)", path, self.context_window, self.n_threads)
-        started = time.perf_counter()
-        try:
-            server = xllamacpp.Server(params)
-        except Exception as exc:
-            if socket_dir:
-                shutil.rmtree(socket_dir, ignore_errors=True)
-            raise ModelError(
-                f"llama.cpp (xllamacpp) could not load the local model {path}: {exc}. "
-                "The file may be damaged (delete it to have it assembled again), or the machine "
-                "may lack memory (about 2 GB free is needed); otherwise choose another LLM provider."
-            ) from exc
-        self.load_seconds = time.perf_counter() - started
-        logger.info("Local LLM loaded in %.1f s", self.load_seconds)
-        return server
-
-
-_ENGINES: dict[tuple[str, int, int], _Engine] = {}
-_ENGINES_LOCK = threading.Lock()
-
-
-def _get_engine(model_path: str, context_window: int, n_threads: int) -> _Engine:
-    """The shared engine for this model file and load-time settings (sampling is per request)."""
-    key = (str(Path(model_path).expanduser().resolve()), context_window, n_threads)
-    with _ENGINES_LOCK:
-        engine = _ENGINES.get(key)
-        if engine is None:
-            engine = _ENGINES[key] = _Engine(*key)
-        return engine
-
-
-def _check_gguf_file(path: Path) -> None:
-    """Fail with a clear message before llama.cpp answers with a bare 'failed to init'."""
-    try:
-        with path.open("rb") as handle:
-            magic = handle.read(4)
-    except OSError as exc:
-        raise ModelError(
-            f"The local model file {path} cannot be read ({exc}). "
-            "Start the app again to have it assembled, or choose another LLM provider."
-        ) from exc
-    if magic != b"GGUF":
-        raise ModelError(f"{path} is not a GGUF model file. Delete it to have it assembled again.")
-
-
-def _resolve_threads(n_threads: int) -> int:
-    return n_threads if n_threads > 0 else max(1, os.cpu_count() or 1)
 
 
 def _raise_for_error(payload: dict[str, Any], context_window: int) -> None:
@@ -255,7 +79,7 @@ class LlamaCppLLM(CustomLLM):
     n_threads: int = Field(default=2, description="CPU threads; 0 or less means all cores.")
     seed: int = Field(default=0, description="Sampling seed, for repeatable answers.")
 
-    _engine: _Engine | None = PrivateAttr(default=None)
+    _engine: LlamaEngine | None = PrivateAttr(default=None)
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("messages_to_prompt", messages_to_chatml)
@@ -276,9 +100,9 @@ class LlamaCppLLM(CustomLLM):
 
     # -- engine ------------------------------------------------------------------
 
-    def _get_engine(self) -> _Engine:
+    def _get_engine(self) -> LlamaEngine:
         if self._engine is None:
-            self._engine = _get_engine(self.model_path, self.context_window, _resolve_threads(self.n_threads))
+            self._engine = shared_engine(self.model_path, self.context_window, resolve_threads(self.n_threads))
         return self._engine
 
     def load(self) -> float:

@@ -4,8 +4,10 @@ slow enough to be stopped while it streams.
 
 The Docent server under test uses it as its ``openai`` provider (a loopback base URL needs
 no key). It answers from the numbered sources in the prompt's ``<documents>``, like the extractive
-model, but word by word with ``delay`` seconds between words, with the number of the source each
-sentence came from, and ``padding`` sentences to make it as long as a test needs. A non-streamed call (the rewrite of a follow-up) gets a
+model, word by word, with the number of the source each sentence came from, and ``padding``
+sentences to make it as long as a test needs; the words after the first padding sentence
+come ``delay`` seconds apart (the answer's substance is out at once, then it streams as slowly
+as a test needs, to stop it half-way). A non-streamed call (the rewrite of a follow-up) gets a
 standalone question about Orion's budget.
 """
 
@@ -49,7 +51,7 @@ def cited_answer(prompt: str, sentences: int = 2, padding: int = 1) -> str:
 
 
 class FakeOpenAI(BaseHTTPRequestHandler):
-    delay: ClassVar[float] = 0.0  # seconds between streamed words
+    delay: ClassVar[float] = 0.0  # seconds between streamed words once the first padding sentence is out
     padding: ClassVar[int] = 1  # times the answer ends with PADDING (more: a longer answer)
     requests: ClassVar[list[dict]] = []
 
@@ -70,10 +72,14 @@ class FakeOpenAI(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.end_headers()
         try:
-            for word in re.findall(r"\S+\s*", cited_answer(last, padding=self.padding)):
-                time.sleep(self.delay)
+            answer = cited_answer(last, padding=self.padding)
+            padded = answer.find(PADDING)
+            slow_from = len(answer) if padded < 0 else padded + len(PADDING)  # the words from here come slowly
+            for word in re.finditer(r"\S+\s*", answer):
+                if word.start() >= slow_from:
+                    time.sleep(self.delay)
                 chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": body.get("model"),
-                         "choices": [{"index": 0, "delta": {"role": "assistant", "content": word}}]}  # fmt: skip
+                         "choices": [{"index": 0, "delta": {"role": "assistant", "content": word.group()}}]}  # fmt: skip
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")

@@ -48,7 +48,7 @@ def stored(server, session_id: str) -> list[dict]:
 
 
 def test_stop_keeps_the_partial_answer_marked_as_stopped(cited, page: Page) -> None:
-    FakeOpenAI.delay, FakeOpenAI.padding = 0.3, 6  # about 20 s for the whole answer
+    FakeOpenAI.delay, FakeOpenAI.padding = 0.3, 6  # the first padding at once, the other 5 in about 14 s
     try:
         page.goto(cited.url)
         go(page, "Chat")

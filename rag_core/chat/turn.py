@@ -1,0 +1,322 @@
+"""One question answered, as one object: a ``Turn`` owns its phases, its timings (the
+model's load included), its stored answer and its follow-up questions.
+
+The phases, in order (``ChatService.turn`` runs the first; ``result()`` runs them all, which
+is ``ChatService.ask``):
+
+1. ``search`` — before the model is needed: a first turn, a self-contained follow-up and an
+   elliptical one the rules complete are searched at once (final, reranked); a follow-up
+   that needs the LLM's rewrite is searched with its conversation (a first look). Either way
+   ``sources`` and ``preview`` (the sentence of the sources that best answers the question)
+   can be shown within a second.
+2. ``load_model(progress)`` — the model, through the loader, timed (``model_load_s``); the
+   app calls it behind a visible status, any later phase calls it when it needs the model.
+3. ``prepare()`` — a follow-up the LLM must rewrite is rewritten and searched again; the
+   evidence and the prompt are settled.
+4. iterating — the answer's words; ``stop()`` ends it after the current word, and a consumer
+   that goes away (a rerun, a closed page) ends it too: the part written is kept.
+5. store — once the words end (or stop), the answer is stored in the session (``stored``,
+   with its id) and the finished ``answered`` turn is there; ``follow_ups()`` then offers
+   questions to ask next.
+
+The question itself was stored before the turn began (``ChatService``): whatever fails
+from the search on, the question is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse
+from llama_index.core.llms import LLM
+
+from rag_core.chat.components import ChatComponents
+from rag_core.chat.engine import DocentChatEngine, Retrieved, rule_rewrite
+from rag_core.chat.evidence import preview_of
+from rag_core.chat.messages import STOPPED_MARK, ChatTurn, count_tokens, safe_error, to_source
+from rag_core.errors import DocentError, ProviderError
+from rag_core.payloads import Source
+from rag_core.prompts import NO_ANSWER
+from rag_core.providers.llm import ProgressFn
+from rag_core.retrieval import ConversationQueries
+from rag_core.storage import Message, Summary
+
+logger = logging.getLogger(__name__)
+
+
+class Turn:
+    """One question being answered. Iterate for the answer's words (text deltas).
+
+    ``condensed_question``, ``sources``, ``notices`` and ``preview`` are there from the
+    search on (final once ``prepare()`` has run); ``answered`` and ``stored`` once the words
+    end. ``started`` is when the question was asked (``time.perf_counter()``): timings count
+    from there."""
+
+    def __init__(
+        self,
+        components: ChatComponents,
+        question: str,
+        *,
+        session_id: str | None,
+        history: list[ChatMessage],
+        summary: Summary | None,
+        names: list[str] | None,
+        notices: list[str],
+        rewrite: str | None,
+        started: float,
+    ) -> None:
+        self.components = components
+        self.question = question
+        self.session_id = session_id
+        self.rewrite = (rewrite or "").strip() or None
+        self.started = started
+        self.condensed_question = question
+        self.sources: list[Source] = []
+        self.notices = list(notices)
+        self.preview: dict[str, Any] | None = None
+        self.timings: dict[str, float] = {}
+        self.served_by: dict[str, str] = {}
+        self.stopped = False
+        self.answered: ChatTurn | None = None
+        self.stored: Message | None = None  # the answer's row in the session, with its id
+        self._history, self._summary, self._names = history, summary, names
+        self._asked_notices = list(notices)
+        self._found: Retrieved | None = None  # the first search; it settles the parts below
+        self._engine: DocentChatEngine
+        self._conversation: ConversationQueries | None = None
+        self._kept: list[ChatMessage] = []  # the history the memory keeps for this question
+        self._needs_rewrite = False
+        self._chunks: Iterator[ChatResponse] | None = None
+        self._stop_asked = False
+
+    # ------------------------------------------------------------------ 1. search
+    def search(self) -> None:
+        """The first search, before the model is needed; the sources and the preview."""
+        c, s = self.components, self.components.settings
+        c.index.ensure_compatible()
+        pairs = [(m.role.value, m.content or "") for m in self._history]
+        self._conversation = c.conversation(self.question, pairs)
+        reranker = c.models.reranker()
+        memory = c.memory(self._history, self.question)
+        self._kept = memory.get(input=self.question)
+        idf = c.keywords.get(self._names).idf
+        self._engine = c.engine(c.retriever(self._names), self._llm, memory, reranker, idf)
+        if self.rewrite:
+            ruled: tuple[str, str] | None = (self.rewrite, "edited")
+        elif not s.condense:
+            ruled = (self.question, "off")
+        elif not self._kept:
+            ruled = (self.question, "first turn")
+        else:
+            ruled = rule_rewrite(self.question, self._kept) if s.followup_rules else None
+        self._needs_rewrite = ruled is None
+        query = ruled[0] if ruled else self.question
+        # Final unless the LLM must rewrite a follow-up first; then a first look, not reranked.
+        self._found = self._engine.retrieve(query, rerank=ruled is not None, conversation=self._conversation)
+        self.condensed_question = query
+        self.sources = self._sources(self._found)
+        self.preview = preview_of(query if ruled else self.question, self.sources, idf)
+        self._engine_timings()
+        self.timings["preview_s"] = round(time.perf_counter() - self.started, 3)
+        self.served_by = {
+            "llm": c.llm_label(),
+            "rerank": c.rerank_label(reranker),
+            "condense": ruled[1] if ruled else "llm",
+        }
+
+    # ------------------------------------------------------------------ 2. the model
+    @property
+    def model_pending(self) -> bool:
+        """True while the local model is still to load: the answer will wait for it, so the
+        app shows that wait (``load_model`` with a progress callback)."""
+        return self.components.settings.llm_provider == "local" and not self.components.models.llm_ready
+
+    def load_model(self, progress: ProgressFn | None = None) -> float:
+        """Load the model through the loader (``progress`` hears each step: assembling,
+        loading); the seconds waited. The answer's timings count from the question, so its
+        total holds this wait, and ``model_load_s`` says how much of it that was."""
+        models = self.components.models
+        if models.llm_ready:
+            return 0.0
+        t = time.perf_counter()
+        models.llm(progress)
+        waited = time.perf_counter() - t
+        self.timings.setdefault("model_load_s", round(waited, 3))
+        return waited
+
+    def _llm(self) -> LLM:
+        """The engine's model: loaded (and the load timed) the first time a phase needs it."""
+        self.load_model()
+        return self.components.models.llm()
+
+    # ------------------------------------------------------------------ 3. prepare
+    def prepare(self) -> None:
+        """Rewrite and search again if the question needs the model for that; settle the
+        prompt and load the model. Idempotent; iterating calls it first."""
+        if self._chunks is not None:
+            return
+        if self._found is None:
+            self.search()
+        try:
+            self._prepare()
+        except DocentError:
+            raise
+        except Exception as e:
+            raise ProviderError(
+                f"The language model failed: {safe_error(e, self.components.secrets)}. Your question is kept; try again."
+            ) from e
+
+    def _prepare(self) -> None:
+        engine, found = self._engine, self._found
+        assert found is not None
+        if self._needs_rewrite:  # a follow-up only the LLM can make stand alone: rewrite, search again
+            self.condensed_question = engine.condense(self.question, self._kept)
+            self.served_by["condense"] = engine.condensed_by
+            found = engine.retrieve(self.condensed_question, conversation=self._conversation)
+        sources = self._sources(found)
+        said = [*self._asked_notices, *found.notices, *self.components.language_notices(self.question, sources)]
+        unmentioned = found.stats.get("unmentioned_names")
+        if unmentioned and found.nodes:
+            said.append(f"The documents found don't mention {', '.join(unmentioned)}: the answer is about the rest.")
+        if found.notices:
+            self.served_by["rerank"] = "skipped: " + found.notices[0]
+        evidence = engine.evidence(self.condensed_question, found.nodes) if found.nodes else []
+        messages = engine.messages(self._kept, evidence, self.question, self._summary) if evidence else None
+        if messages is not None:
+            engine.llm  # noqa: B018 - load the model now, timed, before the first word
+            self.timings["prompt_tokens"] = sum(count_tokens(m.content or "") for m in messages)
+        self._engine_timings()
+        missing = found.stats.get("missing_names") if not found.nodes else None
+        refusal = (
+            f"The documents don't mention {', '.join(missing)}: no indexed document names "
+            f"{'it' if len(missing) == 1 else 'them'}, so there is nothing to answer from."
+            if missing
+            else NO_ANSWER
+        )
+        self._chunks = engine.stream_answer(messages, refusal)
+        self.sources, self.notices = sources, said
+
+    # ------------------------------------------------------------------ 4. the words
+    def stop(self) -> None:
+        """Stop the answer after the current word; what was written is kept, marked as stopped."""
+        self._stop_asked = True
+
+    def __iter__(self) -> Iterator[str]:
+        self.prepare()
+        assert self._chunks is not None
+        parts: list[str] = []
+        chunks = self._chunks
+        finished = False
+        first = 0.0
+        try:
+            for chunk in chunks:
+                self._read_timings(chunk)
+                delta = chunk.delta or ""
+                if not delta:
+                    continue
+                if not parts:
+                    first = time.perf_counter()
+                    self.timings["first_token_s"] = round(first - self.started, 3)
+                parts.append(delta)
+                yield delta
+                if self._stop_asked:
+                    self.stopped = True
+                    break
+            finished = True
+        except DocentError:
+            raise
+        except GeneratorExit:  # the consumer went away (a rerun, a closed page): keep what was written
+            self.stopped = True
+            raise
+        except Exception as e:
+            raise ProviderError(
+                f"The language model failed while answering: {safe_error(e, self.components.secrets)}. "
+                "Your question is kept; try again."
+            ) from e
+        finally:
+            close = getattr(chunks, "close", None)
+            if callable(close) and (not finished or self.stopped):
+                close()  # asks llama.cpp to stop generating
+            if finished or (self.stopped and parts):
+                self._finish(parts, first)
+
+    def result(self) -> ChatTurn:
+        """Run the turn to the end (every phase left) and return the answered turn."""
+        if self.answered is None:
+            for _ in self:
+                pass
+        assert self.answered is not None
+        return self.answered
+
+    # ------------------------------------------------------------------ 5. store, and after
+    def _finish(self, parts: list[str], first: float) -> None:
+        end = time.perf_counter()
+        self.timings["total_s"] = round(end - self.started, 3)
+        if len(parts) > 1 and first and end > first:
+            self.timings["tokens_per_s"] = round((len(parts) - 1) / (end - first), 2)
+        answer = "".join(parts).strip() or NO_ANSWER
+        if self.stopped:
+            answer += STOPPED_MARK
+        self.answered = ChatTurn(
+            answer,
+            self.condensed_question,
+            self.sources,
+            self.timings,
+            self.notices,
+            self.session_id,
+            self.served_by,
+            self.stopped,
+        )
+        self._store(self.answered)
+
+    def _store(self, answered: ChatTurn) -> None:
+        """The answer into its session (a one-off question has none: nothing is stored)."""
+        if self.session_id is None:
+            return
+        meta: dict[str, Any] = {
+            "timings": answered.timings,
+            "notices": answered.notices,
+            "served_by": answered.served_by,
+        }
+        if answered.stopped:
+            meta["stopped"] = True
+        if self.rewrite:
+            meta["rewrite_edited"] = True
+        if self.preview:
+            meta["preview"] = self.preview
+        message = Message(
+            "assistant",
+            answered.answer,
+            condensed_question=answered.condensed_question,
+            sources=answered.sources,
+            meta=meta,
+        )
+        self.stored = self.components.sessions.append(self.session_id, message)
+
+    def follow_ups(self, n: int = 2) -> list[str]:
+        """Up to ``n`` questions to ask next, from the sources the answer drew on (rules only:
+        ``SuggestionService.follow_ups``); none before the answer is written, for a stopped
+        answer, or for one without sources."""
+        answered, suggestions = self.answered, self.components.suggestions
+        if answered is None or answered.stopped or not answered.sources or suggestions is None:
+            return []
+        questions = suggestions.follow_ups(self.question, answered.answer, answered.sources, n=n)
+        return [q for q in questions if q.strip()][:n]
+
+    # ------------------------------------------------------------------ helpers
+    def _sources(self, found: Retrieved) -> list[Source]:
+        return [to_source(h, found.extras.get(h.node.node_id)) for h in found.nodes]
+
+    def _engine_timings(self) -> None:
+        self.timings.update({k: round(v, 3) for k, v in self._engine.timings.items()})
+
+    def _read_timings(self, chunk: ChatResponse) -> None:
+        """llama.cpp reports, on its last chunk, the prompt tokens it read and those it reused."""
+        raw = chunk.raw if isinstance(chunk.raw, dict) else None
+        figures = raw.get("timings") if raw else None
+        if isinstance(figures, dict) and "prompt_n" in figures:
+            self.timings["prompt_read_tokens"] = int(figures.get("prompt_n") or 0)
+            self.timings["prompt_cached_tokens"] = int(figures.get("cache_n") or 0)

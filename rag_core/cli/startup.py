@@ -1,0 +1,36 @@
+"""How a command starts: the settings from the command line and the environment, and the
+context over them, with what start-up had to say (never only in a log).
+
+A saved setting that cannot be used does not stop a command: it runs with that field's
+default and says so on stderr, like the app's notice (``rag_core.settings.saved_notice``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from rag_core.context import AppContext, build_context
+from rag_core.settings import DocentSettings, load_settings, saved_notice
+
+
+def settings_for(args: argparse.Namespace, *, announce: bool = True, **given: Any) -> DocentSettings:
+    """The settings for this command: ``--data-dir`` and ``given`` over the environment and
+    ``settings.json``. With ``announce``, a notice about unusable saved values goes to stderr."""
+    if getattr(args, "data_dir", None):
+        given["data_dir"] = Path(args.data_dir)
+    settings = load_settings(**given)
+    notice = saved_notice(settings)
+    if announce and notice:
+        print(f"notice: {notice}", file=sys.stderr)
+    return settings
+
+
+def context(args: argparse.Namespace, recover: bool = True) -> AppContext:
+    """The context for this command; what start-up had to repair is printed to stderr."""
+    ctx = build_context(settings_for(args, announce=False), recover=recover)
+    for notice in ctx.notices:  # the saved settings' notice among them
+        print(f"notice: {notice}", file=sys.stderr)
+    return ctx

@@ -1,0 +1,93 @@
+"""One answer as one object (rag_core.chat.turn): its phases, the model's load in its
+timings, the answer it stored, its follow-up questions. Scripted LLM, hash embedding."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_core import build_context
+from tests.fakes import ScriptedLLM
+
+QUESTION = "How many litres per minute does the Zephyr pump deliver?"
+
+
+class LoadingLLM(ScriptedLLM):
+    """A scripted model with weights to load, as the local model has: the loader loads it once."""
+
+    def load(self) -> None:
+        """Nothing to read from disk: that the loader calls it, once, is what counts."""
+
+
+@pytest.fixture
+def local(make_settings, three_docs):
+    """The ``local`` provider over the three documents, its model not loaded yet."""
+    llm = LoadingLLM()
+    ctx = build_context(make_settings(llm_provider="local", top_k=1), llm=llm)
+    ctx.ingestion.ingest_file(three_docs / "zephyr.pdf")
+    return ctx, llm
+
+
+def test_the_turn_loads_the_model_behind_a_progress_callback_and_times_the_wait(local):
+    ctx, llm = local
+    sid = ctx.sessions.create().id
+    turn = ctx.chat.turn(QUESTION, sid)
+    assert turn.sources and turn.model_pending and "model_load_s" not in turn.timings  # searched, not loaded
+    heard: list[str] = []
+    waited = turn.load_model(progress=heard.append)
+    assert heard == ["Loading the local model into memory…"] and not turn.model_pending
+    llm.script(answers=["It delivers 42 litres per minute [1]."])
+    answered = turn.result()
+    assert answered.timings["model_load_s"] == round(waited, 3) <= answered.timings["total_s"]
+    assert ctx.sessions.messages(sid)[-1].meta["timings"]["model_load_s"] == answered.timings["model_load_s"]
+    # The next turn finds the model loaded: nothing to wait for, nothing to report.
+    again = ctx.chat.turn("What battery does the Zephyr pump run on?", sid)
+    assert not again.model_pending and again.load_model() == 0.0
+    assert "model_load_s" not in again.result().timings
+
+
+def test_a_turn_run_to_the_end_loads_the_model_itself_when_it_needs_it(local):
+    ctx, llm = local
+    llm.script(answers=["42 litres per minute [1]."])
+    answered = ctx.chat.ask(QUESTION)
+    assert "model_load_s" in answered.timings and ctx.models.llm_ready
+    assert answered.timings["model_load_s"] <= answered.timings["first_token_s"]
+
+
+def test_a_turn_that_needs_no_model_does_not_load_it(local):
+    ctx, llm = local
+    answered = ctx.chat.ask("How many litres per minute does the Tesla pump deliver?")
+    assert answered.sources == [] and answered.answer.startswith("The documents don't mention Tesla")
+    assert not ctx.models.llm_ready and "model_load_s" not in answered.timings and llm.chats == []
+
+
+def test_the_turn_knows_the_answer_it_stored(ctx, three_docs, llm):
+    ctx.ingestion.ingest_paths([three_docs])
+    sid = ctx.sessions.create().id
+    llm.script(answers=["It delivers 42 litres per minute [1]."])
+    turn = ctx.chat.turn(QUESTION, sid)
+    assert turn.stored is None  # not before the words end
+    answered = turn.result()
+    [question, stored] = ctx.sessions.messages(sid)
+    assert turn.stored is not None and turn.stored.id == stored.id and stored.id > question.id
+    assert stored.content == answered.answer == turn.stored.content
+    assert stored.sources == answered.sources and stored.meta["preview"] == turn.preview
+    one_off = ctx.chat.turn(QUESTION)
+    one_off.result()
+    assert one_off.stored is None and len(ctx.sessions.messages(sid)) == 2  # a one-off is not stored
+
+
+def test_follow_ups_come_from_the_sources_of_the_turn_not_after_a_stop(local):
+    ctx, llm = local
+    sid = ctx.sessions.create().id
+    llm.script(answers=["It delivers 42 litres per minute [1]."])
+    turn = ctx.chat.turn(QUESTION, sid)
+    assert turn.follow_ups() == []  # no answer yet
+    answered = turn.result()
+    # Capacity (page 2) was just answered: the next section is offered, as the suggestions rule it.
+    assert turn.follow_ups() == ["What does the section on Safety say?"]
+    assert turn.follow_ups() == ctx.suggestions.follow_ups(QUESTION, answered.answer, answered.sources)
+    llm.script(answers=["The pump delivers forty two litres per minute at full speed."])
+    stopped = ctx.chat.turn(QUESTION, sid)
+    for _ in stopped:
+        stopped.stop()
+    assert stopped.answered is not None and stopped.answered.stopped and stopped.follow_ups() == []
