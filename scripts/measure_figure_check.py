@@ -1,13 +1,17 @@
 """How well the figure check tells wrong answers from right ones, on real answers.
 
 Usage: python scripts/measure_figure_check.py ANSWERS.jsonl [ANSWERS2.jsonl ...]
-           [--docs PDF_DIR] [--cited-only] [--show N]
+           [--docs PDF_DIR] [--cited-only] [--show N] [--path]
 
 Each line of ANSWERS.jsonl is one answer as the evaluation recorded it: ``question``,
 ``gold_answer``, ``turn`` (``answer``, ``sources`` [{file, page, text}]) and ``score``
 (``correct``, ``refused``). The sources are checked as the answer path would pass them:
 numbered as the answer cites them, each with its document's entity (the company its first
 page names, read from PDF_DIR when the file is there; else the file name alone).
+
+``--path`` checks each answer as the answer path does (``chat.checking.TurnFigures``): the
+cells the question asks for found on the whole pages of its sources (read from PDF_DIR), those
+the answer does not state marking its figure of that line item.
 
 Prints, over the answers with a figure to check: of the wrong answers, the share the check
 marks (at least one figure unsupported; target >= 0.8); of the right answers, the share it
@@ -25,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag_core.figures import Passage, check_answer, document_entity, mark_answer, summary  # noqa: E402
+from rag_core.figures.check import CheckReport  # noqa: E402
 
 DEFAULT_DOCS = ROOT.parent / "shared" / "data" / "eval" / "sec10q" / "data" / "v1" / "docs"
 
@@ -63,7 +68,7 @@ def page_text(path: Path, page: int) -> str:
 def with_context(text: str, path: Path, page: int | None) -> str:
     """``text`` (a chunk) with its page's title and table header lines in front, as the
     ingestion stores them in the chunk's ``context`` (``transforms.chunk_context``)."""
-    from rag_core.transforms import chunk_context
+    from rag_core.ingestion.transforms import chunk_context
 
     if page is None or not path.is_file():
         return text
@@ -74,6 +79,31 @@ def with_context(text: str, path: Path, page: int | None) -> str:
     lines = [line.strip() for line in full[:at].splitlines() if line.strip()]
     context = chunk_context(lines, set(text.splitlines()))
     return "\n".join(context.split(" | ")) + "\n" + text if context else text
+
+
+def on_the_path(answer: str, question: str, sources: list[dict], docs: Path) -> CheckReport:
+    """``answer`` checked by ``TurnFigures`` over its sources as the index holds them: each a
+    chunk with its page's header context, each page whole from its file."""
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from rag_core.chat.checking import TurnFigures
+
+    nodes, pages = [], {}
+    for s in sources:
+        name, page, text = s.get("file") or "", s.get("page"), s.get("text") or ""
+        path = docs / name
+        meta: dict = {"file_name": name, "page": page}
+        if page is not None and path.is_file():
+            whole = page_text(path, page)
+            pages[(name, page)] = [TextNode(text=whole, start_char_idx=0)]
+            with_ctx = with_context(text, path, page)
+            if with_ctx != text:
+                meta["context"] = " | ".join(with_ctx[: len(with_ctx) - len(text)].strip().splitlines())
+        nodes.append(NodeWithScore(node=TextNode(text=text, metadata=meta), score=1.0))
+        if path.is_file() and (name, 1) not in pages and path.suffix.lower() == ".pdf":
+            pages[(name, 1)] = [TextNode(text=first_page(path), start_char_idx=0)]
+    figures = TurnFigures(question, nodes, lambda key: pages.get(key, []))
+    return figures.check(answer).report
 
 
 def main() -> None:
@@ -87,6 +117,9 @@ def main() -> None:
         choices=("chunk", "none"),
         default="chunk",
         help="give each passage its page's header context as the answering model reads it (chunk), or not",
+    )
+    ap.add_argument(
+        "--path", action="store_true", help="as the answer path checks: with the cells of the sources' pages"
     )
     args = ap.parse_args()
     docs = Path(args.docs)
@@ -116,7 +149,11 @@ def main() -> None:
             if args.context == "chunk":
                 text = with_context(text, docs / name, s.get("page"))
             passages.append(Passage(i + 1, text, name, s.get("page"), entity(name)))
-        report = check_answer(answer, row.get("question") or "", passages, cited_only=args.cited_only)
+        if args.path:
+            question = turn.get("condensed_question") or row.get("question") or ""
+            report = on_the_path(answer, question, turn.get("sources") or [], docs)
+        else:
+            report = check_answer(answer, row.get("question") or "", passages, cited_only=args.cited_only)
         if not report.figures_checked:
             skipped += 1
             continue

@@ -11,6 +11,8 @@ and statement tables read by their structure. Pure functions over text: no index
 - ``sources``/``claims``/``compute``/``check``: ``check_answer`` — each figure of an answer
   as a claim (item, period, entity) against what the cited passages say each figure is.
 - ``marks``: the answer with unsupported figures marked, and the one-line summary.
+- ``verify``: ``verify_answer`` — the check, the cells found by structure and the marks in one
+  call (what the answer path calls); ``cell_lines`` — the sure cells as the model reads them.
 """
 
 from rag_core.figures.cells import CellMatch, Page, find_cell, find_cells, page_text, question_parts
@@ -19,6 +21,7 @@ from rag_core.figures.marks import mark_answer, marks, summary, table_says
 from rag_core.figures.numbers import Number, figures, read_numbers
 from rag_core.figures.sources import Passage, document_entity
 from rag_core.figures.tables import parse_tables
+from rag_core.figures.verify import Verified, cell_lines, sure_cells, verify_answer
 
 __all__ = [
     "CellMatch",
@@ -27,6 +30,8 @@ __all__ = [
     "Number",
     "Page",
     "Passage",
+    "Verified",
+    "cell_lines",
     "check_answer",
     "document_entity",
     "figures",
@@ -39,5 +44,7 @@ __all__ = [
     "question_parts",
     "read_numbers",
     "summary",
+    "sure_cells",
     "table_says",
+    "verify_answer",
 ]

@@ -12,7 +12,8 @@ ratio, a percent change) is recomputed from figures of related cells (one row, o
 one table, one sentence) or from the answer's own supported figures, never from any pair.
 
 Statuses: ``found`` (as written), ``normalised`` (after unit and rounding), ``computed``,
-``mismatch`` (the value is there but is another item, period or entity), ``unsupported``.
+``mismatch`` (the value is there but is another item, period or entity), ``unsupported``;
+``table`` (``verify``: a cell found by structure for the asked item and period says otherwise).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class FigureCheck:
     text: str
     start: int
     end: int
-    status: str  # found | normalised | computed | mismatch | unsupported
+    status: str  # found | normalised | computed | mismatch | unsupported | table
     source: str = ""  # "[1] Net income, three months ended July 30, 2023" (where it was found)
     explanation: str = ""  # what the check concluded, in words
     passage: int | None = None  # the [n] of the passage it was found in (or computed from)

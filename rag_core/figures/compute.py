@@ -80,6 +80,7 @@ def _results(claim: str, a: Operand, b: Operand, percent: bool, points: bool, ti
     elif times and b.value:
         out.append((f"{claim} = {a.text} / {b.text}", a.value / b.value))
     elif not percent:
-        out.append((f"{claim} = {a.text} − {b.text}", a.value - b.value))
+        if a.value >= b.value or claim.lstrip().startswith(("-", "−", "(")):  # written larger first, unless negative
+            out.append((f"{claim} = {a.text} − {b.text}", a.value - b.value))
         out.append((f"{claim} = {a.text} + {b.text}", a.value + b.value))
     return out

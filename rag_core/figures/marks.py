@@ -40,6 +40,8 @@ def _note(fig: FigureCheck) -> str:
     if fig.status == "computed":
         formula = fig.computed.split(" = ", 1)[-1] if fig.computed else ""
         return f"(computed: {quoted(formula, 120)})" if formula else "(computed)"
+    if fig.status == "table":  # a cell found by structure says otherwise (``verify``)
+        return f"{WARNING} ({quoted(fig.source, 40)} says {quoted(fig.source_value, 140)})"
     if fig.status == "mismatch" and fig.source:
         source = re.sub(r"^\[\d+\]\s*", "", fig.source)
         cite = f" [{fig.passage}]" if fig.passage is not None else ""
@@ -54,9 +56,23 @@ def marks(report: CheckReport) -> list[Mark]:
     out = [
         Mark(f.start, f.end, f.status if f.status != "normalised" else "found", _note(f))
         for f in report.figures
-        if f.status in ("unsupported", "mismatch", "computed")
+        if f.status in ("unsupported", "mismatch", "computed", "table")
     ]
     return sorted(out, key=lambda m: m.start)
+
+
+_UNIT_WORD = re.compile(r"[ \t]+([A-Za-z]{1,12})\b")
+_NOT_UNITS = frozenset(
+    "a an and as at by for from in is of on or per than that the to was were while with compared "
+    "which who versus vs respectively".split()
+)
+
+
+def _after_unit(answer: str, end: int) -> int:
+    """Where a note after the figure ending at ``end`` goes: after the unit word that follows
+    it ("16 A", "42 litres", "3,050 shares"), so the note does not come between them."""
+    m = _UNIT_WORD.match(answer, end)
+    return m.end() if m and m.group(1).lower() not in _NOT_UNITS else end
 
 
 def mark_answer(answer: str, report: CheckReport) -> str:
@@ -66,9 +82,10 @@ def mark_answer(answer: str, report: CheckReport) -> str:
     for mark in marks(report):
         if mark.end < pos or mark.end > len(answer):
             continue
-        out.append(answer[pos : mark.end])
+        end = _after_unit(answer, mark.end)
+        out.append(answer[pos:end])
         out.append(" " + mark.note)
-        pos = mark.end
+        pos = end
     out.append(answer[pos:])
     return "".join(out)
 
