@@ -122,3 +122,18 @@ def test_a_note_comes_after_the_unit_of_its_figure(acme):
     llm.script(answers=["Acme employs 4,321 people [1]."])
     answered = ctx.chat.ask("How many people does Acme employ?")
     assert answered.answer == "Acme employs 4,321 people ⚠ (not found in the sources) [1]."
+
+
+def test_a_check_that_fails_keeps_the_answer_as_written(acme, monkeypatch):
+    import rag_core.chat.checking as checking
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a page the reader trips on")
+
+    monkeypatch.setattr(checking, "verify_answer", broken)
+    monkeypatch.setattr(checking, "find_cells", broken)
+    ctx, llm, sid = acme
+    llm.script(answers=["Acme's net income was $823 million [1]."])
+    answered = ctx.chat.ask(QUARTER, session_id=sid)
+    assert answered.answer == "Acme's net income was $823 million [1]." and answered.figures_checked == 0
+    assert ctx.sessions.messages(sid)[-1].content == answered.answer

@@ -11,6 +11,7 @@ a chunk cut from the middle of a statement lacks the rows and columns around its
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,9 +21,11 @@ from llama_index.core.schema import BaseNode, NodeWithScore
 from rag_core.chat.engine import unfence
 from rag_core.chat.evidence import Evidence
 from rag_core.figures import CellMatch, Page, Passage, Verified, document_entity, find_cells, page_text, verify_answer
+from rag_core.figures.check import CheckReport
 from rag_core.figures.verify import sure_cells
 from rag_core.retrieval.keywords import BM25
 
+logger = logging.getLogger(__name__)
 STRUCTURE_NOTE = "found by the table's structure"
 ChunksOf = Callable[[tuple[str, int]], list[BaseNode]]  # (document, page) -> that page's chunks
 
@@ -65,7 +68,11 @@ class TurnFigures:
                 chunks = self._chunks_of(key) or [hit.node]
                 whole = page_text([(getattr(c, "start_char_idx", None), c.get_content()) for c in chunks])
                 self.page_of[key] = Page(whole, _file(meta), page, entity)
-        self.cells: list[CellMatch | None] = find_cells(question, list(self.page_of.values())) if self.page_of else []
+        self.cells: list[CellMatch | None] = []
+        try:
+            self.cells = find_cells(question, list(self.page_of.values())) if self.page_of else []
+        except Exception:  # a page the table reader trips on: the answer goes on without its cells
+            logger.exception("finding the asked cells failed")
         self.seconds = time.perf_counter() - t
 
     def _entity(self, doc: str) -> str:
@@ -99,7 +106,11 @@ class TurnFigures:
             number = next((p.number for p in passages if p.file == cell.page.file and p.page == cell.page.page), None)
             if number is not None:
                 passages.append(Passage(number, cell.page.text, cell.page.file, cell.page.page, cell.page.entity))
-        verified = verify_answer(answer, self.question, passages, self.cells)
+        try:
+            verified = verify_answer(answer, self.question, passages, self.cells)
+        except Exception:  # the answer is kept as written, unchecked, rather than lost
+            logger.exception("checking the answer's figures failed")
+            verified = Verified(answer, CheckReport(), "")
         self.seconds += time.perf_counter() - t
         return verified
 

@@ -186,9 +186,8 @@ class Turn:
         if found.notices:
             self.served_by["rerank"] = "skipped: " + found.notices[0]
         evidence = engine.evidence(self.condensed_question, found.nodes) if found.nodes else []
-        if (
-            evidence and self.components.settings.check_figures
-        ):  # the cells the question asks for, found by structure, read first
+        if evidence and self.components.settings.check_figures:
+            # the cells the question asks for, found by structure, are read first
             bm25 = self.components.keywords.get(self._names)
             self._figures = TurnFigures(self.condensed_question, found.nodes, chunks_in(bm25))
             evidence = self._figures.first(evidence)
