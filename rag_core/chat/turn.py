@@ -36,6 +36,7 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from llama_index.core.llms import LLM
 
+from rag_core.chat.checking import TurnFigures, chunks_in
 from rag_core.chat.components import ChatComponents
 from rag_core.chat.engine import DocentChatEngine, Retrieved, rule_rewrite
 from rag_core.chat.evidence import preview_of
@@ -97,6 +98,7 @@ class Turn:
         self._needs_rewrite = False
         self._chunks: Iterator[ChatResponse] | None = None
         self._stop_asked = False
+        self._figures: TurnFigures | None = None  # the question's cells, then the answer's check
         self._claim = claim  # the session's, held from before the question was stored until the answer is
 
     # ------------------------------------------------------------------ 1. search
@@ -203,6 +205,11 @@ class Turn:
         if found.notices:
             self.served_by["rerank"] = "skipped: " + found.notices[0]
         evidence = engine.evidence(self.condensed_question, found.nodes) if found.nodes else []
+        if evidence and self.components.settings.check_figures:
+            # the cells the question asks for, found by structure, are read first
+            bm25 = self.components.keywords.get(self._names)
+            self._figures = TurnFigures(self.condensed_question, found.nodes, chunks_in(bm25))
+            evidence = self._figures.first(evidence)
         messages = engine.messages(self._kept, evidence, self.question, self._summary) if evidence else None
         if messages is not None:
             engine.llm  # noqa: B018 - load the model now, timed, before the first word
@@ -292,6 +299,10 @@ class Turn:
         if len(parts) > 1 and first and end > first:
             self.timings["tokens_per_s"] = round((len(parts) - 1) / (end - first), 2)
         answer = "".join(parts).strip() or NO_ANSWER
+        if self._figures is not None:  # each figure checked against the sources, marked if unsupported
+            checked = self._figures.check(answer)
+            answer = checked.answer
+            self.timings.update(self._figures.fields(checked))
         if self.stopped:
             answer += STOPPED_MARK
         self.answered = ChatTurn(
@@ -303,6 +314,8 @@ class Turn:
             self.session_id,
             self.served_by,
             self.stopped,
+            int(self.timings.get("figures_checked", 0)),
+            int(self.timings.get("figures_unsupported", 0)),
         )
         self._store(self.answered)
 
@@ -317,6 +330,9 @@ class Turn:
         }
         if answered.stopped:
             meta["stopped"] = True
+        if "figures_checked" in answered.timings:
+            meta["figures_checked"] = answered.figures_checked
+            meta["figures_unsupported"] = answered.figures_unsupported
         if self.rewrite:
             meta["rewrite_edited"] = True
         if self.preview:

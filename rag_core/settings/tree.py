@@ -215,6 +215,12 @@ class DocentSettings(BaseSettings):
         "bear on the question, best first, a table's header lines kept with its rows (0: the whole passages). "
         "Fewer tokens, a sooner first word (docs/performance.md).",
     )
+    check_figures: bool = Field(
+        default=True,
+        description="Check each figure of an answer against its sources: one they do not hold is marked where it "
+        "stands, a computed one shown as computed; the cell a question asks for, found by the table's "
+        "structure, is read by the model first (docs/evaluation.md, 'Figures checked').",
+    )
     max_question_tokens: int = Field(
         default=1000,
         ge=50,
