@@ -89,7 +89,7 @@ def build_context(
     ingestion = IngestionService(settings, index, registry)
     models = ModelLoader(settings, llm=llm, **({"reranker": reranker} if reranker is not None else {}))
     suggestions = SuggestionService(settings, index, registry, models)
-    chat = ChatService(settings, index, sessions, models, suggestions)
+    chat = ChatService(settings, index, sessions, models, suggestions, registry=registry)
     jobs = job_runner(settings.data_dir)
     ctx = AppContext(
         settings,

@@ -31,7 +31,7 @@ from rag_core.index import VectorIndex
 from rag_core.payloads import Source
 from rag_core.providers.models import ModelLoader
 from rag_core.settings import DocentSettings
-from rag_core.storage import Message, SessionStore, Summary
+from rag_core.storage import DocumentRegistry, Message, SessionStore, Summary
 from rag_core.suggestions import SuggestionService
 
 logger = logging.getLogger(__name__)
@@ -66,8 +66,9 @@ class ChatService:
         sessions: SessionStore,
         models: ModelLoader,
         suggestions: SuggestionService | None = None,
+        registry: DocumentRegistry | None = None,
     ) -> None:
-        self.components = ChatComponents(settings, index, sessions, models, suggestions)
+        self.components = ChatComponents(settings, index, sessions, models, suggestions, registry)
         self.settings = settings
         self.index = index
         self.sessions = sessions

@@ -183,14 +183,15 @@ class Turn:
             said.append(f"The documents found don't mention {', '.join(unmentioned)}: the answer is about the rest.")
         if found.notices:
             self.served_by["rerank"] = "skipped: " + found.notices[0]
-        evidence = engine.evidence(self.condensed_question, found.nodes) if found.nodes else []
+        about = self.components.subjects_of(found.nodes)  # what each source's document is about
+        evidence = engine.evidence(self.condensed_question, found.nodes, about) if found.nodes else []
         messages = engine.messages(self._kept, evidence, self.question, self._summary) if evidence else None
         if messages is not None:
             engine.llm  # noqa: B018 - load the model now, timed, before the first word
             self.timings["prompt_tokens"] = sum(count_tokens(m.content or "") for m in messages)
         self._engine_timings()
         missing = found.stats.get("missing_names") if not found.nodes else None
-        refusal = (
+        refusal = found.stats.get("refusal") or (  # the documents don't cover a name (``entity_scope``)
             f"The documents don't mention {', '.join(missing)}: no indexed document names "
             f"{'it' if len(missing) == 1 else 'them'}, so there is nothing to answer from."
             if missing

@@ -35,6 +35,7 @@ from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
 
 from rag_core import loaders
+from rag_core.entities import read_and_keep
 from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError
 from rag_core.files import Progress, atomic_copy, file_digest
 from rag_core.index import VectorIndex
@@ -270,6 +271,7 @@ class IngestionService:
             self.index.persist_docstore()
             self._keep_copy(path, target)
             chunks = self.index.chunk_count(target)
+            self._read_subjects(target, sha)
             self.registry.mark_indexed(target, loaded.pages, chunks)
             self.markers.drop(target)
             self.index.bump()
@@ -280,6 +282,15 @@ class IngestionService:
             )
         status = "replaced" if replacing else "indexed"
         return IngestResult(target, status, pages=loaded.pages, chunks=chunks, warnings=loaded.warnings)
+
+    def _read_subjects(self, name: str, sha: str) -> None:
+        """What the document is about, read from its chunks now that they are stored
+        (``rag_core.entities``). A failure costs nothing but the reading: it is tried again
+        the first time a question needs it."""
+        try:
+            read_and_keep(self.index, self.registry, name, sha)
+        except Exception:
+            logger.exception("could not read what %s is about; it is read again when a question needs it", name)
 
     @contextlib.contextmanager
     def _written(self, name: str, source: Path) -> Iterator[None]:

@@ -86,4 +86,25 @@ class DocumentRegistry:
 
     def remove(self, name: str) -> None:
         with self.db.connect() as c:
+            c.execute("DELETE FROM document_entities WHERE name = ?", (name,))
             c.execute("DELETE FROM documents WHERE name = ?", (name,))
+
+    # ------------------------------------------------------------------ what each one is about
+    def entities(self) -> dict[str, tuple[str, int, str]]:
+        """Per document: (the sha256 it was read from, the reader's version, its JSON) —
+        ``rag_core.entities`` writes and reads the JSON."""
+        rows = self.db.query("SELECT name, sha256, reader, data FROM document_entities")
+        return {r["name"]: (r["sha256"], int(r["reader"]), r["data"]) for r in rows}
+
+    def set_entities(self, name: str, sha256: str, reader: int, data: str) -> bool:
+        """Keep what ``name`` is about; False (nothing kept) when the document is no longer
+        registered with this digest (deleted or replaced meanwhile)."""
+        with self.db.connect() as c:
+            current = c.execute("SELECT sha256 FROM documents WHERE name = ?", (name,)).fetchone()
+            if current is None or current[0] != sha256:
+                return False
+            c.execute(
+                "INSERT OR REPLACE INTO document_entities (name, sha256, reader, data) VALUES (?, ?, ?, ?)",
+                (name, sha256, reader, data),
+            )
+        return True

@@ -76,7 +76,21 @@ def m003_summaries() -> str:
         """
 
 
-MIGRATIONS: list[Migration] = [m001_sessions, m002_documents, m003_summaries]
+def m004_document_entities() -> str:
+    """What each document is about (``rag_core.entities``): read from its chunks once, kept
+    beside its registry row, dropped with it. ``sha256`` is the version of the document it was
+    read from and ``reader`` the version of the reading: either differing, it is read again."""
+    return """
+        CREATE TABLE document_entities (
+            name TEXT PRIMARY KEY REFERENCES documents(name) ON DELETE CASCADE,
+            sha256 TEXT NOT NULL,
+            reader INTEGER NOT NULL,
+            data TEXT NOT NULL  -- JSON: subjects, the names it uses, its parts
+        );
+        """
+
+
+MIGRATIONS: list[Migration] = [m001_sessions, m002_documents, m003_summaries, m004_document_entities]
 
 
 class SQLiteDatabase(Database):
