@@ -18,7 +18,7 @@ from rag_core.entities import EntityIndex
 from rag_core.index import VectorIndex
 from rag_core.ingestion import IngestionService
 from rag_core.settings import DocentSettings
-from rag_core.storage import DocumentRegistry, SessionStore
+from rag_core.storage import Database, DocumentRegistry, SessionStore
 
 
 class CheckedContext(Protocol):
@@ -39,6 +39,9 @@ class CheckedContext(Protocol):
 
     @property
     def sessions(self) -> SessionStore: ...
+
+    @property
+    def db(self) -> Database: ...
 
 
 def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
@@ -89,12 +92,13 @@ def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
         "documents": len(indexed),
         "chunks": ctx.index.chunk_count(),
         "docstore_entries": len(ctx.index.docstore.get_all_document_hashes()),
-        "sessions": len(ctx.sessions.list()),
+        "sessions": ctx.sessions.total(),
         "embed_model": ctx.index.embed_name,
         "ingesting": ingesting,
         "interrupted": interrupted,
         # documents whose subjects are not read yet (indexed before Docent read them, or by an
         # older reader): not damage; the first question or `check --repair` reads them
         "profiles_missing": len(EntityIndex(ctx.index, ctx.registry).missing()),
+        "database": ctx.db.describe(),
     }
     return problems, summary

@@ -11,7 +11,7 @@ from rag_core import recovery
 from rag_core.cli.output import clear_line, emit, progress_to_stderr
 from rag_core.cli.startup import context
 from rag_core.entities import EntityIndex
-from rag_core.errors import DatabaseDamagedError
+from rag_core.errors import DatabaseDamagedError, DatabaseUnavailableError
 from rag_core.health import check
 from rag_core.ingestion import OnConflict, iter_inputs
 
@@ -71,6 +71,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             emit({"ok": False, "problems": [problem], "damaged_database": True})
         else:
             print(f"PROBLEM: {problem}")
+        return 1
+    except DatabaseUnavailableError as e:  # PostgreSQL away: said the same way
+        if args.json:
+            emit({"ok": False, "problems": [str(e)], "database_unavailable": True})
+        else:
+            print(f"PROBLEM: {e}")
         return 1
     reingested = recovery.repair(ctx.ingestion) if args.repair else []
     profiled = EntityIndex(ctx.index, ctx.registry).fill() if args.repair else []  # what each one is about
