@@ -233,3 +233,11 @@ def test_foreign_sources_are_measured_against_the_entity_files():
     assert row["foreign"] == 0.5
     figures = summarise([row, score_sources(q, [{"file": "b.pdf"}], 5)], [q, q])
     assert figures["foreign_sources"] == 0.25 and figures["foreign_questions"] == 0.5
+
+
+def test_a_heading_the_question_names_and_a_note_beside_a_named_product_are_not_other_companies(ctx, three_docs):
+    ctx.ingestion.ingest_paths([three_docs])
+    section = ctx.chat.search("What does the section on Capacity say?")  # "Chapter 2: Capacity" in zephyr.pdf
+    assert "refusal" not in section.stats and section.sources[0]["page"] == 2
+    both = ctx.chat.search("How is green tea made, and is it like the Zephyr pump?", top_k=5)
+    assert {"zephyr.pdf", "tea.md"} <= {s["file"] for s in both.sources}  # the note about tea is no other company's

@@ -27,9 +27,10 @@ from typing import Any
 from rag_core.entities.names import terms_of
 from rag_core.text import is_title, tokenize
 
-READER = 1  # bump when the reading changes: every document is read again (from its chunks)
+READER = 2  # bump when the reading changes: every document is read again (from its chunks)
 
 HEAD_LINES = 12  # lines at the head of a document where its title and letterhead are
+HEADING_WORDS = 5  # a heading line is this short and ends without a sentence's punctuation
 TITLE_WORDS = 14  # a longer line is prose, not a title
 RUN_SHARE = 0.5  # a title's name on at least this share of the parts runs through the document
 
@@ -72,6 +73,7 @@ class Profile:
     names: dict[str, int] = field(default_factory=dict)
     parts: int = 0
     chunks: int = 0
+    headings: list[str] = field(default_factory=list)  # terms its short heading lines write capitalised
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,7 +82,8 @@ class Profile:
     def from_json(cls, data: dict[str, Any]) -> Profile:
         subjects = [Subject(**s) for s in data.get("subjects") or []]
         names = {str(k): int(v) for k, v in (data.get("names") or {}).items()}
-        return cls(subjects, names, int(data.get("parts") or 0), int(data.get("chunks") or 0))
+        headings = [str(t) for t in data.get("headings") or []]
+        return cls(subjects, names, int(data.get("parts") or 0), int(data.get("chunks") or 0), headings)
 
 
 def read_profile(name: str, chunks: Iterable[tuple[Any, str]]) -> Profile:
@@ -102,7 +105,7 @@ def read_profile(name: str, chunks: Iterable[tuple[Any, str]]) -> Profile:
     whole = "\n".join(t for texts in parts.values() for t in texts)
     for subject in subjects:
         subject.name = _as_written(subject.name, whole)
-    return Profile(subjects, dict(names), len(parts), len(chunks))
+    return Profile(subjects, dict(names), len(parts), len(chunks), sorted(headings(whole)))
 
 
 def capitalised(text: str) -> set[str]:
@@ -123,6 +126,21 @@ def capitalised(text: str) -> set[str]:
                 continue
             out.update(t for t in tokenize(match.group(0)) if len(t) > 1 and not t.isdigit())
         previous = line
+    return out
+
+
+def headings(text: str) -> set[str]:
+    """The terms written capitalised in short heading lines ("Chapter 2: Capacity", "Data
+    Center"): a question naming one ("the section on Capacity") names a part of the document,
+    not a company the documents would have to be about."""
+    out: set[str] = set()
+    for line in (text or "").splitlines():
+        line = line.strip()
+        words = line.split()
+        if not words or len(words) > HEADING_WORDS or line[-1] in ".,;?!" or not any(c.islower() for c in line):
+            continue
+        for match in _CAPITALISED.finditer(line):
+            out.update(t for t in tokenize(match.group(0)) if len(t) > 1 and not t.isdigit())
     return out
 
 
@@ -185,9 +203,9 @@ def _companies(head: list[str], first: str, names: Counter[str]) -> list[Subject
     for line in head:
         if len(line.split()) > TITLE_WORDS:
             continue
-        match = _ORG.match(line)
-        if match:
-            subject = _subject(match.group(0))
+        org = _ORG.match(line)
+        if org:
+            subject = _subject(org.group(0))
             if subject and subject.aliases[0][0] not in found:
                 found[subject.aliases[0][0]] = subject
     if not found:

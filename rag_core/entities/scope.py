@@ -13,8 +13,8 @@
   So does such a name beside covered ones when what is asked belongs to it ("Tesla's
   Services segment").
 
-Documents that speak for no subject (notes, passages, short documents) are left to routing by
-name (``retrieval.routing``): for those, a name found in them is enough.
+Documents that speak for no subject (notes, passages, short documents) are no other company's:
+they stay searchable beside the named subject's documents, ranked by what they say.
 """
 
 from __future__ import annotations
@@ -130,8 +130,8 @@ def _resolve(
     entities: Entities, names: list[Name], docs: set[str], keywords: KeywordView
 ) -> tuple[list[tuple[str, list[str]]], list[Name]]:
     """The routes of the names some documents are about (one per set of documents: those,
-    and the documents about nothing in particular that hold the name: a note is not another
-    company's filing), and the names no document is about."""
+    and the documents about nothing in particular: a note is not another company's filing),
+    and the names no document is about."""
     routes: dict[tuple[str, ...], str] = {}
     loose = []
     for name in names:
@@ -139,7 +139,7 @@ def _resolve(
         if not about:
             loose.append(name)
             continue
-        about |= _mentioned(keywords, name, docs - entities.speaking)
+        about |= docs - entities.speaking  # a note about nothing in particular is no other company's
         key = tuple(sorted(about))
         routes.setdefault(key, name.text)
     if len(routes) == 1 and set(next(iter(routes))) >= docs:
