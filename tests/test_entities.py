@@ -241,3 +241,27 @@ def test_a_heading_the_question_names_and_a_note_beside_a_named_product_are_not_
     assert "refusal" not in section.stats and section.sources[0]["page"] == 2
     both = ctx.chat.search("How is green tea made, and is it like the Zephyr pump?", top_k=5)
     assert {"zephyr.pdf", "tea.md"} <= {s["file"] for s in both.sources}  # the note about tea is no other company's
+
+
+def test_a_name_the_question_asks_about_is_its_owner_and_a_run_at_the_start_is_kept_whole():
+    assert [(n.text, n.owner) for n in question_names("Best Buy's cash at the end of the quarter?")] == [
+        ("Best Buy", True)
+    ]
+    assert [(n.text, n.owner) for n in question_names("Did TSMC report any acquisitions?")] == [("TSMC", True)]
+    assert [(n.text, n.owner) for n in question_names("What was the net income of Gap?")] == [("Gap", True)]
+    assert [(n.text, n.owner) for n in question_names("What does the section on Capacity say?")] == [
+        ("Capacity", False)
+    ]
+    assert [n.text for n in question_names("What Apple's revenue?")] == ["Apple"]  # not "What Apple"
+
+
+def test_a_company_named_on_a_heading_line_of_another_company_s_filing_is_not_covered_when_asked_about():
+    from rag_core.entities import Entities
+
+    social = [*BRAMBLECREST[:-1], BRAMBLECREST[-1] + "\nFollow us\nLarkspur Social\n"]
+    known = Entities({BCM: read_profile(BCM, _pages(social)), QFO: read_profile(QFO, _pages(QUILLFEATHER))})
+    keywords = _Keywords({BCM: {"bramblecrest", "larkspur", "social"}, QFO: {"quillfeather"}})
+    asked = decide(known, keywords, "Did Larkspur report any acquisitions?")
+    assert asked is not None and asked.refused == ["Larkspur"]  # the line names it, the filing is not about it
+    section = decide(known, keywords, "What does the part on Larkspur Social say?")
+    assert section is None or not section.refused  # a heading the question points at

@@ -12,7 +12,7 @@ spells the way a cover page does.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rag_core.text import tokenize
 
@@ -30,6 +30,15 @@ NOT_NAMES = frozenset(
     "january february march april may june july august september october november december jan feb mar apr "
     "jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday q1 q2 q3 q4 "
     "fy fiscal quarter year h1 h2 ytd".split()
+)
+
+# The word before a name that makes it the one the question asks about ("of Gap", "did Visa").
+OWNER_CUES = frozenset("of did does do has have had is was were are will would can could should".split())
+# Words that start a question or a sentence: never the first word of a name ("What Apple's").
+STARTERS = frozenset(
+    "what how which who whom whose why when where did does do is are was were has have had can could would should "
+    "will shall may might must and but or so then also please compare tell show give list explain describe "
+    "according between in on at by for of from to with the a an if whether".split()
 )
 
 _WORD = r"[A-Z][A-Za-z0-9&.\-]*[A-Za-z0-9&]|[A-Z]"
@@ -52,6 +61,14 @@ class Name:
     terms: tuple[str, ...]
     capitals: bool  # written in capitals ("NVDA", "IBM"): may be a ticker
     possessive: bool = False  # "Tesla's revenue": what is asked belongs to it
+    # "the net income of Gap", "did Visa report": what is asked is its, as with a possessive
+    subject: bool = field(default=False, compare=False)
+
+    @property
+    def owner(self) -> bool:
+        """What is asked belongs to this name (or is what it did): a page of another company's
+        filing that mentions it, or a heading that holds the word, says nothing of that."""
+        return self.possessive or self.subject
 
 
 def terms_of(text: str) -> tuple[str, ...]:
@@ -72,12 +89,16 @@ def question_names(text: str) -> list[Name]:
     for match in _RUN.finditer(text or ""):
         words = match.group(0).split()
         before = text[: match.start()].rstrip()
+        cue = before.split()[-1].lower() if before.split() else ""
         if not before or before.endswith(_SENTENCE_END):
             # The first word of a sentence is capitalised anyway: a name only if possessive or
             # in capitals ("Target's revenue?", "IBM's margin"); the words after it may be one.
             first = words[0]
-            if not (_POSSESSIVE.search(first) or (first.isupper() and len(first) > 1)):
-                words = words[1:]
+            kept = bool(_POSSESSIVE.search(first)) or (first.isupper() and len(first) > 1)
+            # "Best Buy's cash?": a possessive run whose first word starts no question is one name
+            kept = kept or (len(words) > 1 and bool(_POSSESSIVE.search(words[-1])) and first.lower() not in STARTERS)
+            if not kept:
+                cue, words = first.lower(), words[1:]
         for part in _cut_after_possessives(words):
             raw = " ".join(part)
             terms = tuple(t for t in terms_of(raw) if t not in NOT_NAMES)
@@ -86,7 +107,8 @@ def question_names(text: str) -> list[Name]:
             seen.add(terms)
             bare = _POSSESSIVE.sub("", raw).strip()
             capitals = bare.replace(".", "").isupper() and len(bare) <= 6
-            out.append(Name(bare, terms, capitals, possessive=bool(_POSSESSIVE.search(part[-1]))))
+            possessive = bool(_POSSESSIVE.search(part[-1]))
+            out.append(Name(bare, terms, capitals, possessive, subject=cue in OWNER_CUES and part[0] == words[0]))
     return out
 
 

@@ -142,7 +142,7 @@ class Entities:
             return Coverage("absent", mentioned)
         if mentioned - self.speaking:
             return Coverage("covered", mentioned)
-        if any(all(t in self.profiles[d].headings for t in name.terms) for d in mentioned):
+        if not name.owner and any(all(t in self.profiles[d].headings for t in name.terms) for d in mentioned):
             return Coverage("covered", mentioned)  # a section of a document ("the section on Capacity")
         best = "word"
         for doc in mentioned:

@@ -105,7 +105,9 @@ def decide(
     routes, loose = _resolve(entities, names, docs, keywords)
     figure = asks_figure(asked)
     states = {n: entities.coverage(n, _mentioned(keywords, n, docs)).state for n in loose}
-    uncovered = [n for n, state in states.items() if state in ("absent", "word") or (figure and state == "passing")]
+    uncovered = [
+        n for n, state in states.items() if state in ("absent", "word") or (state == "passing" and (figure or n.owner))
+    ]
     if routes:
         return Scope(routes, unmentioned=[n.text for n in uncovered])
     # Nothing to answer from when no name is covered, or when what is asked belongs to one

@@ -227,17 +227,21 @@ class HybridRetriever(BaseRetriever):
     def _within(
         self, scope: Scope, fused: Fused, stats: dict[str, Any], query: str, conversation: ConversationQueries | None
     ) -> Retrieval:
-        """The passages of the documents the question's names are about, in the order the
-        search ranked them (its statistics and lists unchanged; other documents' passages
-        dropped), several things named interleaved; one with too few of its passages among
-        the candidates topped up from a search in its own documents."""
+        """The passages of the documents the question's names are about: one thing named, in
+        the order the search ranked them (other documents' passages dropped; too few of its own
+        among the candidates topped up from a search in its documents); several, each also
+        searched in its own documents (the two rankings interleaved), then all interleaved."""
         per_route: list[list[NodeWithScore]] = []
         extras = dict(fused.extras)
         for _, docs in scope.routes:
             keep = set(docs)
             ranked = [(nid, score) for nid, score in fused.ranked if doc_of(fused.by_id[nid].node) in keep]
             hits = self._select(Fused(ranked, fused.by_id, fused.extras), stats)
-            if len(hits) < self.top_k:
+            if len(scope.routes) > 1:  # and searched in its own documents: both rankings count
+                sub = self._search_in(sorted(keep), query, conversation)
+                hits = interleave([hits, sub.hits], self.top_k)
+                extras.update(sub.extras)
+            elif len(hits) < self.top_k:
                 sub = self._search_in(sorted(keep), query, conversation)
                 seen = {h.node.node_id for h in hits}
                 hits += [h for h in sub.hits if h.node.node_id not in seen][: self.top_k - len(hits)]
