@@ -42,7 +42,7 @@ STARTERS = frozenset(
 )
 
 _WORD = r"[A-Z][A-Za-z0-9&.\-]*[A-Za-z0-9&]|[A-Z]"
-_RUN = re.compile(rf"(?:{_WORD})(?:['’]s\b)?(?:[ \t]+(?:{_WORD})(?:['’]s\b)?)*")
+_RUN = re.compile(rf"(?<![A-Za-z0-9])(?:{_WORD})(?:['’]s\b)?(?:[ \t]+(?:{_WORD})(?:['’]s\b)?)*")
 _SENTENCE_END = (".", "?", "!", ":", ";", '"', "“", "(", "•", "-", "–", "—")
 _FIGURE = re.compile(
     r"\bhow (?:much|many)\b|\b(?:revenues?|sales|income|profits?|earnings|margins?|expenses?|costs?|spen[dt]|"

@@ -27,7 +27,7 @@ from typing import Any
 from rag_core.entities.names import terms_of
 from rag_core.text import is_title, tokenize
 
-READER = 2  # bump when the reading changes: every document is read again (from its chunks)
+READER = 3  # bump when the reading changes: every document is read again (from its chunks)
 
 HEAD_LINES = 12  # lines at the head of a document where its title and letterhead are
 HEADING_WORDS = 5  # a heading line is this short and ends without a sentence's punctuation
@@ -43,7 +43,7 @@ _TICKER = re.compile(
     r"\s*:\s*([A-Z]{1,5}(?:\.[A-Z])?)\s*\)"
 )
 _SYMBOL = re.compile(r"\b([A-Z]{1,5}(?:\.[A-Z])?)\s+(?:The\s+)?(?i:Nasdaq|New York Stock Exchange|NYSE)\b(?!\s*:)")
-_CAPITALISED = re.compile(r"[A-Z][A-Za-z0-9&'’.\-]*")
+_CAPITALISED = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Za-z0-9&'’.\-]*")
 _RUN = re.compile(r"[A-Z][A-Za-z0-9&'’.\-]*(?:[ \t]+[A-Z0-9][A-Za-z0-9&'’.\-]*)*")
 _SENTENCE_END = (".", "?", "!", ":", ";", "•", "“", '"')
 # Words a title is made of that name no subject.

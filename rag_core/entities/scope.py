@@ -112,7 +112,7 @@ def decide(
         return Scope(routes, unmentioned=[n.text for n in uncovered])
     # Nothing to answer from when no name is covered, or when what is asked belongs to one
     # that is not ("Tesla's Services segment": Services is covered, Tesla is not).
-    if uncovered and (len(uncovered) == len(names) or any(n.possessive for n in uncovered)):
+    if uncovered and (len(uncovered) == len(names) or any(n.owner for n in uncovered)):
         subjects = entities.subjects(docs)
         return Scope(
             refused=[n.text for n in uncovered],
