@@ -172,7 +172,7 @@ def _as_person(ctx: AppContext, person: str) -> AppContext:
         sessions=sessions,
         registry=registry,
         ingestion=ingestion,
-        chat=ChatService(settings, index, sessions, ctx.models, suggestions),
+        chat=ChatService(settings, index, sessions, ctx.models, suggestions, registry=registry),
         viewer=Viewer(settings, registry, index),
         suggestions=suggestions,
         person=person,
