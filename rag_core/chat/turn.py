@@ -27,6 +27,7 @@ go once the answer is stored, or when it fails.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Iterator
@@ -42,7 +43,9 @@ from rag_core.chat.messages import STOPPED_MARK, ChatTurn, count_tokens, safe_er
 from rag_core.errors import DocentError, ProviderError
 from rag_core.payloads import Source
 from rag_core.prompts import NO_ANSWER
+from rag_core.providers.answering import ANSWERING
 from rag_core.providers.llm import ProgressFn
+from rag_core.providers.threads import LOAD
 from rag_core.retrieval import ConversationQueries
 from rag_core.storage import Claim, Message, Summary
 
@@ -99,6 +102,7 @@ class Turn:
     # ------------------------------------------------------------------ 1. search
     def search(self) -> None:
         """The first search, before the model is needed; the sources and the preview."""
+        LOAD.mark()  # the load the model's threads are chosen for is read from here on
         c, s = self.components, self.components.settings
         c.index.ensure_compatible()
         pairs = [(m.role.value, m.content or "") for m in self._history]
@@ -221,6 +225,12 @@ class Turn:
         self._stop_asked = True
 
     def __iter__(self) -> Iterator[str]:
+        """The answer's words; indexing in this app waits meanwhile (``answer_pauses_indexing``)."""
+        paused = ANSWERING.hold() if self.components.settings.answer_pauses_indexing else contextlib.nullcontext()
+        with paused:
+            yield from self._words()
+
+    def _words(self) -> Iterator[str]:
         self.prepare()
         assert self._chunks is not None
         parts: list[str] = []
@@ -353,3 +363,8 @@ class Turn:
         if isinstance(figures, dict) and "prompt_n" in figures:
             self.timings["prompt_read_tokens"] = int(figures.get("prompt_n") or 0)
             self.timings["prompt_cached_tokens"] = int(figures.get("cache_n") or 0)
+            if figures.get("predicted_per_second"):
+                self.timings["decode_tokens_per_s"] = round(float(figures["predicted_per_second"]), 2)
+        threads = raw.get("threads") if raw else None
+        if isinstance(threads, dict):  # the local model's threads for this answer (providers.threads)
+            self.timings.update({k: v for k, v in threads.items() if isinstance(v, (int, float))})
