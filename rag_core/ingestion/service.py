@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -39,7 +40,7 @@ from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundE
 from rag_core.files import Progress, atomic_copy, file_digest
 from rag_core.index import VectorIndex
 from rag_core.ingestion.markers import IngestMarkers
-from rag_core.ingestion.names import iter_inputs, numbered, safe_name, upload_name
+from rag_core.ingestion.names import iter_inputs, numbered, safe_name, special_kind, upload_name
 from rag_core.ingestion.transforms import BatchedEmbedder, ChunkContext
 from rag_core.settings import DocentSettings
 from rag_core.storage import DocumentRecord, DocumentRegistry
@@ -221,7 +222,11 @@ class IngestionService:
     ) -> IngestResult:
         if not path.exists():
             raise IngestError(name, "file not found")
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+            # A named pipe would block the first read until something writes to it: never open one.
+            raise IngestError(name, f"not a regular file ({special_kind(info.st_mode)}): only files can be indexed")
+        size = info.st_size
         limit = self.settings.max_file_mb * 1024 * 1024
         if size > limit:
             raise IngestError(name, f"too large: {size / 1e6:.1f} MB (limit {self.settings.max_file_mb} MB)")
