@@ -115,7 +115,9 @@ class Turn:
         self._needs_rewrite = ruled is None
         query = ruled[0] if ruled else self.question
         # Final unless the LLM must rewrite a follow-up first; then a first look, not reranked.
-        self._found = self._engine.retrieve(query, rerank=ruled is not None, conversation=self._conversation)
+        self._found = self._unrelated_dropped(
+            self._engine.retrieve(query, rerank=ruled is not None, conversation=self._conversation)
+        )
         self.condensed_question = query
         self.sources = self._sources(self._found)
         self.preview = preview_of(query if ruled else self.question, self.sources, idf)
@@ -175,7 +177,7 @@ class Turn:
         if self._needs_rewrite:  # a follow-up only the LLM can make stand alone: rewrite, search again
             self.condensed_question = engine.condense(self.question, self._kept)
             self.served_by["condense"] = engine.condensed_by
-            found = engine.retrieve(self.condensed_question, conversation=self._conversation)
+            found = self._unrelated_dropped(engine.retrieve(self.condensed_question, conversation=self._conversation))
         sources = self._sources(found)
         said = [*self._asked_notices, *found.notices, *self.components.language_notices(self.question, sources)]
         unmentioned = found.stats.get("unmentioned_names")
@@ -307,6 +309,13 @@ class Turn:
         return [q for q in questions if q.strip()][:n]
 
     # ------------------------------------------------------------------ helpers
+    def _unrelated_dropped(self, found: Retrieved) -> Retrieved:
+        """Nothing, when what was found cannot be related to a question in another language
+        (``ChatComponents.across_languages``): the refusal and the notice say how to switch."""
+        if found.nodes and self.components.across_languages(self.question, self._sources(found)):
+            found.nodes = []
+        return found
+
     def _sources(self, found: Retrieved) -> list[Source]:
         return [to_source(h, found.extras.get(h.node.node_id)) for h in found.nodes]
 
