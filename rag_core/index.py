@@ -25,8 +25,9 @@ from llama_index.core.schema import TextNode
 from llama_index.core.storage.docstore import SimpleDocumentStore
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
+from rag_core.chroma_guard import ChromaPlace, Guarded, translated
 from rag_core.datadir import WriteLock
-from rag_core.errors import ConfigError, IndexMismatchError
+from rag_core.errors import IndexMismatchError
 from rag_core.files import replacing
 from rag_core.providers.embeddings import embedding_dimension
 from rag_core.settings import DocentSettings
@@ -41,17 +42,18 @@ def _chroma_client(settings: DocentSettings) -> Any:
     from chromadb.config import Settings as ChromaSettings
 
     chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=True)
-    if settings.chroma_host:
-        try:
-            return chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
-        except Exception as e:
-            raise ConfigError(
-                f"Cannot reach the Chroma server at {settings.chroma_host}:{settings.chroma_port} ({e}). "
-                "Start it with `chroma run --path DIR --port PORT`, or unset DOCENT_CHROMA_HOST to use the embedded index."
-            ) from e
-    path = settings.paths.chroma
-    path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    place = _place(settings)
+    with translated(place):  # a server that does not answer, a disk too full to open the index
+        if settings.chroma_host:
+            client = chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
+        else:
+            settings.paths.chroma.mkdir(parents=True, exist_ok=True)
+            client = chromadb.PersistentClient(path=str(settings.paths.chroma), settings=chroma_settings)
+    return Guarded(client, place)
+
+
+def _place(settings: DocentSettings) -> ChromaPlace:
+    return ChromaPlace(settings.paths.chroma, settings.chroma_host, settings.chroma_port)
 
 
 class VectorIndex:
@@ -71,11 +73,12 @@ class VectorIndex:
         self._load_docstore()
 
     def _open_collection(self) -> None:
-        self._collection = self.client.get_or_create_collection(
+        collection = self.client.get_or_create_collection(
             self.settings.collection,
             metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
             embedding_function=None,
         )
+        self._collection = Guarded(collection, _place(self.settings))  # every call: Chroma's failures said plainly
         self._vector_store = ChromaVectorStore(chroma_collection=self._collection)
 
     def _load_docstore(self) -> None:

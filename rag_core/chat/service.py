@@ -25,8 +25,8 @@ from rag_core.chat.components import ChatComponents
 from rag_core.chat.engine import condense_question, rule_rewrite, trim_history
 from rag_core.chat.messages import ChatTurn, History, as_chat_messages, count_tokens, to_source
 from rag_core.chat.summary import fold
-from rag_core.chat.turn import Turn
-from rag_core.errors import DocentError
+from rag_core.chat.turn import Turn, unsaved_notice
+from rag_core.errors import DiskFullError, DocentError
 from rag_core.index import VectorIndex
 from rag_core.payloads import Source
 from rag_core.providers.models import ModelLoader
@@ -83,7 +83,11 @@ class ChatService:
         notices: list[str] = []
         if not regenerate:
             question, notices = self.check_question(question)
-        history, summary, names, question = self._recall(session_id, question, options.get("history"), regenerate)
+        history, summary, names, question, stored = self._recall(
+            session_id, question, options.get("history"), regenerate
+        )
+        if not stored:  # a full disk: answered all the same, kept nowhere, and said so
+            notices.append(unsaved_notice(stored))
         turn = Turn(
             self.components,
             question,
@@ -95,6 +99,7 @@ class ChatService:
             rewrite=options.get("rewrite"),
             started=started,
         )
+        turn.save = bool(stored)
         turn.search()  # after the question is stored: whatever fails from here on, the question is kept
         return turn
 
@@ -123,12 +128,13 @@ class ChatService:
 
     def _recall(
         self, session_id: str | None, question: str, given: History | None, regenerate: bool
-    ) -> tuple[list[ChatMessage], Summary | None, list[str] | None, str]:
+    ) -> tuple[list[ChatMessage], Summary | None, list[str] | None, str, DiskFullError | bool]:
         """The session's recent messages, the summary of the older ones, its document filter,
-        and the question to answer; stores the question first (a retry or a regeneration does
-        not store it twice)."""
+        the question to answer, and True once it is stored (stored first; a retry or a
+        regeneration does not store it twice), or the ``DiskFullError`` that kept it from it."""
         if session_id is None:
-            return as_chat_messages(given or []), None, None, question
+            return as_chat_messages(given or []), None, None, question, True
+        stored: DiskFullError | bool = True
         session = self.sessions.get(session_id)
         past = self.sessions.messages(session_id)
         if regenerate:
@@ -143,12 +149,15 @@ class ChatService:
         if past and past[-1].role == "user" and past[-1].content == question:
             past = past[:-1]  # a retry of a question whose answer failed: don't store it twice
         else:
-            self.sessions.append(session_id, Message("user", question))
+            try:
+                self.sessions.append(session_id, Message("user", question))
+            except DiskFullError as e:  # reading the documents still works: the answer comes, unsaved
+                stored = e
         past = [m for m in past if m.content]
         c = self.components
         summary, recent = fold(self.sessions, session_id, past, c.memory_budget(question), count_tokens, c.summary_llm)
         history = [ChatMessage(role=MessageRole(m.role), content=m.content) for m in recent]
-        return history, summary, session.doc_filter, question
+        return history, summary, session.doc_filter, question, stored
 
     # ------------------------------------------------------------------ search and rewrite alone
     def search(

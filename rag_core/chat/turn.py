@@ -37,7 +37,7 @@ from rag_core.chat.components import ChatComponents
 from rag_core.chat.engine import DocentChatEngine, Retrieved, rule_rewrite
 from rag_core.chat.evidence import preview_of
 from rag_core.chat.messages import STOPPED_MARK, ChatTurn, count_tokens, safe_error, to_source
-from rag_core.errors import DocentError, ProviderError
+from rag_core.errors import DiskFullError, DocentError, ProviderError
 from rag_core.payloads import Source
 from rag_core.prompts import NO_ANSWER
 from rag_core.providers.llm import ProgressFn
@@ -82,6 +82,7 @@ class Turn:
         self.stopped = False
         self.answered: ChatTurn | None = None
         self.stored: Message | None = None  # the answer's row in the session, with its id
+        self.save = True  # False: the question could not be stored (a full disk), nor is the answer
         self._history, self._summary, self._names = history, summary, names
         self._asked_notices = list(notices)
         self._found: Retrieved | None = None  # the first search; it settles the parts below
@@ -276,7 +277,7 @@ class Turn:
 
     def _store(self, answered: ChatTurn) -> None:
         """The answer into its session (a one-off question has none: nothing is stored)."""
-        if self.session_id is None:
+        if self.session_id is None or not self.save:
             return
         meta: dict[str, Any] = {
             "timings": answered.timings,
@@ -296,7 +297,11 @@ class Turn:
             sources=answered.sources,
             meta=meta,
         )
-        self.stored = self.components.sessions.append(self.session_id, message)
+        try:
+            self.stored = self.components.sessions.append(self.session_id, message)
+        except DiskFullError as e:  # the answer was written on screen: say it is not kept, don't lose the turn
+            answered.notices.append(unsaved_notice(e))
+            self.save = False
 
     def follow_ups(self, n: int = 2) -> list[str]:
         """Up to ``n`` questions to ask next, from the sources the answer drew on (rules only:
@@ -329,3 +334,12 @@ class Turn:
         if isinstance(figures, dict) and "prompt_n" in figures:
             self.timings["prompt_read_tokens"] = int(figures.get("prompt_n") or 0)
             self.timings["prompt_cached_tokens"] = int(figures.get("cache_n") or 0)
+
+
+def unsaved_notice(full: DiskFullError | bool) -> str:
+    """What a turn says when the disk is too full to keep it."""
+    why = full.short if isinstance(full, DiskFullError) else "the disk is full"
+    return (
+        f"Not saved: {why}. This question and its answer are shown but not kept in the conversation; "
+        "free some space to keep the next ones."
+    )

@@ -36,7 +36,7 @@ from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
 
 from rag_core import loaders
-from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError
+from rag_core.errors import DiskFullError, DocentError, IngestCancelled, IngestError, NotFoundError, disk_full
 from rag_core.files import Progress, atomic_copy, file_digest
 from rag_core.index import VectorIndex
 from rag_core.ingestion.markers import IngestMarkers
@@ -135,13 +135,18 @@ class IngestionService:
         except IngestError as e:
             result = IngestResult(name, "failed", reason=e.reason, conflict=isinstance(e, _NameTaken))
         except DocentError as e:
-            result = IngestResult(name, "failed", reason=str(e))
+            result = IngestResult(name, "failed", reason=_full_reason(e, e) if isinstance(e, DiskFullError) else str(e))
         except OSError as e:  # unreadable input, disk full, ...: say so, not "unexpected error"
             logger.warning("file system error ingesting %s: %s", name, e)
-            result = IngestResult(name, "failed", reason=f"file system error: {e.strerror or e}")
+            full = disk_full(self.settings.data_dir, e)
+            reason = _full_reason(full, e) if full else f"file system error: {e.strerror or e}"
+            result = IngestResult(name, "failed", reason=reason)
         except Exception as e:  # a parser bug must not stop the batch
-            logger.exception("unexpected error ingesting %s", name)
-            result = IngestResult(name, "failed", reason=f"unexpected error: {type(e).__name__}: {e}"[:300])
+            full = disk_full(self.settings.data_dir, e)
+            if full is None:
+                logger.exception("unexpected error ingesting %s", name)
+            reason = _full_reason(full, e) if full else f"unexpected error: {type(e).__name__}: {e}"[:300]
+            result = IngestResult(name, "failed", reason=reason)
         result.seconds = time.perf_counter() - started
         report(f"{result.file}: {result.status}" + (f" ({result.reason})" if result.reason else ""), 1.0)
         return result
@@ -288,11 +293,14 @@ class IngestionService:
 
     @contextlib.contextmanager
     def _written(self, name: str, source: Path) -> Iterator[None]:
-        """Whatever fails (or is cancelled) while a document is written leaves it absent."""
+        """Whatever fails (or is cancelled) while a document is written leaves it absent (at
+        once, or, when even removing fails, at the next start: the error then says so)."""
         try:
             yield
-        except BaseException:
-            self._discard(name, source)
+        except BaseException as e:
+            if not self._discard(name, source):
+                with contextlib.suppress(AttributeError, TypeError):
+                    e.docent_left_behind = True  # type: ignore[attr-defined]
             raise
 
     def _run_pipeline(self, loaded: loaders.LoadedFile, name: str, report: Progress, cancelled: Cancelled) -> None:
@@ -311,10 +319,11 @@ class IngestionService:
             texts = {d.id_: d.text for d in docs[start:end]}
             self._pipeline(step, texts).run(documents=docs[start:end])
 
-    def _discard(self, name: str, source: Path) -> None:
+    def _discard(self, name: str, source: Path) -> bool:
         """After a failure mid-way: remove what this document left, as recovery would on the
         next start, so the running app stays consistent (the document is absent, never half).
-        The stored copy goes too, unless it is the file being ingested (rebuild, repair)."""
+        The stored copy goes too, unless it is the file being ingested (rebuild, repair).
+        False when that failed too (a full disk, a server gone): recovery removes it later."""
         try:
             self.index.delete_document(name)
             self.registry.remove(name)
@@ -322,8 +331,13 @@ class IngestionService:
             if stored.resolve() != source.resolve():
                 stored.unlink(missing_ok=True)
             self.markers.drop(name)
-        except Exception:  # the pending row and marker stay; recovery removes them on the next start
-            logger.exception("could not clean up after a failed ingestion of %s", name)
+        except Exception as e:  # the pending row and marker stay; recovery removes them on the next start
+            if isinstance(e, DocentError) or disk_full(self.settings.data_dir, e):
+                logger.warning("what the failed ingestion of %s wrote stays until the next start: %s", name, e)
+            else:
+                logger.exception("could not clean up after a failed ingestion of %s", name)
+            return False
+        return True
 
     def _keep_copy(self, path: Path, name: str) -> None:
         dest = self.settings.paths.files / name
@@ -331,3 +345,13 @@ class IngestionService:
         if path.resolve() == dest.resolve():
             return
         atomic_copy(path, dest)
+
+
+def _full_reason(full: DiskFullError, cause: BaseException) -> str:
+    """A full disk's reason, saying whether what the file wrote is gone already."""
+    if getattr(cause, "docent_left_behind", False):
+        return (
+            f"{full.short}: what it wrote is removed at the next start with room (or `check --repair`); "
+            "free some space and ingest it again"
+        )
+    return f"{full.short}: nothing of it was kept; free some space and ingest it again"

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rag_core.errors import DatabaseDamagedError, damaged, translated
+from rag_core.errors import DatabaseDamagedError, damaged, disk_full, translated
 from rag_core.storage.database import Database, Migration, Row
 
 
@@ -102,6 +102,9 @@ class SQLiteDatabase(Database):
             self._migrate(conn)
         except sqlite3.DatabaseError as e:
             self.close()
+            full = disk_full(self.path.parent, e) if isinstance(e, sqlite3.OperationalError) else None
+            if full is not None:  # not damage: the file is left as it is
+                raise full from e
             raise damaged(self.path, str(e)) from e
         except DatabaseDamagedError:
             self.close()
