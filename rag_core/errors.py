@@ -14,6 +14,7 @@ Every one of them carries a message a person can act on. Pages and the CLI catch
     ├── DiskFullError          a write failed: the disk holding the data folder is full
     ├── ConsistencyError       docstore, Chroma and SQLite disagree
     │   └── DatabaseDamagedError  docent.db cannot be read (the message says how it is rebuilt)
+    ├── DatabaseUnavailableError  the PostgreSQL server cannot be reached (nothing lost; try again)
     └── NotFoundError          a session or document that does not exist
 
 ``damaged`` and ``translated`` build ``DatabaseDamagedError`` here, beside the class: the
@@ -128,6 +129,10 @@ class ConsistencyError(DocentError):
 
 class DatabaseDamagedError(ConsistencyError):
     """The SQLite file is damaged or not a database."""
+
+
+class DatabaseUnavailableError(DocentError):
+    """The database server (PostgreSQL) cannot be reached right now; the next action tries again."""
 
 
 class NotFoundError(DocentError):

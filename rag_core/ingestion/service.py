@@ -36,12 +36,14 @@ from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
 
 from rag_core import loaders
-from rag_core.errors import DiskFullError, DocentError, IngestCancelled, IngestError, NotFoundError, disk_full
-from rag_core.files import Progress, atomic_copy, file_digest
+from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError, disk_full
+from rag_core.files import Progress, atomic_copy, atomic_write, file_digest
 from rag_core.index import VectorIndex
+from rag_core.ingestion.failures import failure_reason
 from rag_core.ingestion.markers import IngestMarkers
 from rag_core.ingestion.names import iter_inputs, numbered, safe_name, special_kind, upload_name
 from rag_core.ingestion.transforms import BatchedEmbedder, ChunkContext
+from rag_core.loaders.ocr import sidecar_json, sidecar_path
 from rag_core.settings import DocentSettings
 from rag_core.storage import DocumentRecord, DocumentRegistry
 
@@ -63,6 +65,7 @@ class IngestResult:
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     conflict: bool = False  # failed because a different file of this name is indexed
+    ocr_pages: int = 0  # pages without a text layer read by OCR
 
     def as_json(self) -> dict:
         d = asdict(self)
@@ -134,19 +137,8 @@ class IngestionService:
             result = IngestResult(name, "cancelled", reason="cancelled: nothing of it was kept")
         except IngestError as e:
             result = IngestResult(name, "failed", reason=e.reason, conflict=isinstance(e, _NameTaken))
-        except DocentError as e:
-            result = IngestResult(name, "failed", reason=_full_reason(e, e) if isinstance(e, DiskFullError) else str(e))
-        except OSError as e:  # unreadable input, disk full, ...: say so, not "unexpected error"
-            logger.warning("file system error ingesting %s: %s", name, e)
-            full = disk_full(self.settings.data_dir, e)
-            reason = _full_reason(full, e) if full else f"file system error: {e.strerror or e}"
-            result = IngestResult(name, "failed", reason=reason)
-        except Exception as e:  # a parser bug must not stop the batch
-            full = disk_full(self.settings.data_dir, e)
-            if full is None:
-                logger.exception("unexpected error ingesting %s", name)
-            reason = _full_reason(full, e) if full else f"unexpected error: {type(e).__name__}: {e}"[:300]
-            result = IngestResult(name, "failed", reason=reason)
+        except Exception as e:  # a parser bug, a full disk, a server gone: said, and the batch goes on
+            result = IngestResult(name, "failed", reason=failure_reason(name, e, self.settings.data_dir))
         result.seconds = time.perf_counter() - started
         report(f"{result.file}: {result.status}" + (f" ({result.reason})" if result.reason else ""), 1.0)
         return result
@@ -184,11 +176,14 @@ class IngestionService:
             known = self.registry.get(name) is not None or name in self.index.docstore_names()
             if not known and not self.index.chunk_count(name):
                 raise NotFoundError(f"No document named {name!r}; `python -m rag_core docs list` shows them.")
+            record = self.registry.get(name)
             self.index.delete_document(name)
             self.registry.remove(name)
             self.markers.drop(name)
             stored = self.settings.paths.files / name
             stored.unlink(missing_ok=True)
+            if record is not None and not self.registry.find_by_sha(record.sha256):  # no other name holds it
+                sidecar_path(self.settings.data_dir, record.sha256).unlink(missing_ok=True)
 
     def documents(self) -> list[DocumentRecord]:
         return self.registry.list()
@@ -246,6 +241,7 @@ class IngestionService:
             raise IngestCancelled(target)
 
         report(f"{target}: reading", 0.05)
+        sidecar = sidecar_path(self.settings.data_dir, sha)
         loaded = loaders.load_file_guarded(
             path,
             target,
@@ -253,6 +249,9 @@ class IngestionService:
             timeout_s=self.settings.parse_timeout_s,
             memory_mb=self.settings.parse_memory_mb,
             cancelled=cancelled,
+            ocr=self.settings.ocr,
+            ocr_cache=sidecar if sidecar.exists() else None,
+            progress=lambda message, done: report(f"{target}: {message}", 0.05 + 0.25 * done),
         )
         if target != name:
             loaded.warnings.append(f"a different {name} is indexed: this one was kept as {target}")
@@ -279,6 +278,8 @@ class IngestionService:
             self._run_pipeline(loaded, target, report, cancelled)
             self.index.persist_docstore()
             self._keep_copy(path, target)
+            if loaded.ocr:  # the line boxes of OCR'd pages, for the viewer (and a re-read skips OCR)
+                atomic_write(sidecar, sidecar_json(loaded.ocr).encode("utf-8"))
             chunks = self.index.chunk_count(target)
             self.registry.mark_indexed(target, loaded.pages, chunks)
             self.markers.drop(target)
@@ -289,7 +290,9 @@ class IngestionService:
                 "they keep the passages they quoted, which may differ from this version"
             )
         status = "replaced" if replacing else "indexed"
-        return IngestResult(target, status, pages=loaded.pages, chunks=chunks, warnings=loaded.warnings)
+        result = IngestResult(target, status, pages=loaded.pages, chunks=chunks, warnings=loaded.warnings)
+        result.ocr_pages = len(loaded.ocr)
+        return result
 
     @contextlib.contextmanager
     def _written(self, name: str, source: Path) -> Iterator[None]:
@@ -345,13 +348,3 @@ class IngestionService:
         if path.resolve() == dest.resolve():
             return
         atomic_copy(path, dest)
-
-
-def _full_reason(full: DiskFullError, cause: BaseException) -> str:
-    """A full disk's reason, saying whether what the file wrote is gone already."""
-    if getattr(cause, "docent_left_behind", False):
-        return (
-            f"{full.short}: what it wrote is removed at the next start with room (or `check --repair`); "
-            "free some space and ingest it again"
-        )
-    return f"{full.short}: nothing of it was kept; free some space and ingest it again"

@@ -1,7 +1,7 @@
 """The SQLite backend: one file, its numbered migrations, a connection per thread.
 
-The schema moves forward through numbered migrations recorded in ``_migrations``
-(simonw/llm's pattern). WAL mode and a busy timeout let several Streamlit sessions
+The schema moves forward through the numbered migrations of
+``rag_core.storage.migrations``, recorded in ``_migrations``. WAL mode and a busy timeout let several Streamlit sessions
 and an upload write at once.
 
 A file that SQLite cannot read raises ``DatabaseDamagedError`` (never a bare
@@ -20,63 +20,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rag_core.errors import DatabaseDamagedError, damaged, disk_full, translated
-from rag_core.storage.database import Database, Migration, Row
-
-
-def m001_sessions() -> str:
-    return """
-        CREATE TABLE sessions (
-            id TEXT PRIMARY KEY,
-            name TEXT NOT NULL,
-            created REAL NOT NULL,
-            updated REAL NOT NULL,
-            doc_filter TEXT  -- JSON list of document names, NULL = all documents
-        );
-        CREATE TABLE messages (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-            role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
-            content TEXT NOT NULL,
-            condensed_question TEXT,
-            sources TEXT,   -- JSON list of {file, page, score, text}
-            meta TEXT,      -- JSON: timings, notices, error
-            created REAL NOT NULL
-        );
-        CREATE INDEX messages_session ON messages(session_id, id);
-        """
-
-
-def m002_documents() -> str:
-    return """
-        CREATE TABLE documents (
-            name TEXT PRIMARY KEY,
-            sha256 TEXT NOT NULL,
-            size INTEGER NOT NULL,
-            pages INTEGER NOT NULL DEFAULT 0,
-            chunks INTEGER NOT NULL DEFAULT 0,
-            kind TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN ('pending', 'indexed')),
-            added REAL NOT NULL,
-            updated REAL NOT NULL
-        );
-        """
-
-
-def m003_summaries() -> str:
-    return """
-        CREATE TABLE summaries (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-            upto_message_id INTEGER NOT NULL,  -- the summary stands for the messages up to this one
-            text TEXT NOT NULL,
-            created REAL NOT NULL
-        );
-        CREATE INDEX summaries_session ON summaries(session_id, id);
-        """
-
-
-MIGRATIONS: list[Migration] = [m001_sessions, m002_documents, m003_summaries]
+from rag_core.errors import DatabaseDamagedError, DiskFullError, damaged, disk_full, free_bytes, translated
+from rag_core.storage.database import Database, Row
+from rag_core.storage.dialect import SQLITE
+from rag_core.storage.migrations import MIGRATIONS
 
 
 class SQLiteDatabase(Database):
@@ -85,12 +32,15 @@ class SQLiteDatabase(Database):
     ``backups`` (a ``rag_core.storage.backups.Backups``) is asked for a copy before a migration
     changes an existing file and after each write transaction (it decides whether one is due)."""
 
+    dialect = SQLITE
+
     def __init__(self, path: Path, backups: Any = None) -> None:
         self.path = Path(path)
         self.location = str(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.backups = backups
         self._local = threading.local()
+        self.full: DiskFullError | None = None  # set when opened read-only for want of space
         if self.path.exists() and self.path.stat().st_size == 0:
             raise damaged(self.path, "the file is empty (0 bytes)")
         try:
@@ -103,22 +53,61 @@ class SQLiteDatabase(Database):
         except sqlite3.DatabaseError as e:
             self.close()
             full = disk_full(self.path.parent, e) if isinstance(e, sqlite3.OperationalError) else None
-            if full is not None:  # not damage: the file is left as it is
-                raise full from e
-            raise damaged(self.path, str(e)) from e
+            if full is None:
+                raise damaged(self.path, str(e)) from e
+            self._read_only(full)  # not damage: the file is left as it is, and read
         except DatabaseDamagedError:
             self.close()
             raise
 
+    def _read_only(self, full: DiskFullError) -> None:
+        """On a disk too full for WAL's side files (-shm, -wal), the file is read as it is on
+        disk (SQLite's ``immutable``: no side files, no locks): listing and asking keep
+        working; every write says the disk is full. Another process cannot write either."""
+        if not self.path.exists() or self._pending_migrations():
+            raise full
+        self.full = full
+
+    def _immutable(self) -> str:
+        return f"{self.path.resolve().as_uri()}?immutable=1"
+
+    def _writable_again(self) -> bool:
+        """After space was freed: the file opened for writing again, in this thread."""
+        self.close()
+        full, self.full = self.full, None
+        try:
+            self._connection().execute("PRAGMA journal_mode=WAL")
+            return True
+        except sqlite3.DatabaseError:
+            self.close()
+            self.full = full
+            return False
+
+    def _pending_migrations(self) -> bool:
+        try:
+            conn = self._connection_to(self._immutable())
+            done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+        except sqlite3.DatabaseError:
+            return True
+        finally:
+            self.close()
+        return any(fn.__name__ not in done for fn in MIGRATIONS)
+
     def _connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.row_factory = sqlite3.Row
+            conn = self._connection_to(self._immutable() if self.full else str(self.path))
+        return conn
+
+    def _connection_to(self, where: str) -> sqlite3.Connection:
+        uri = where.startswith("file:")
+        conn = sqlite3.connect(where, timeout=30, isolation_level=None, check_same_thread=False, uri=uri)
+        conn.row_factory = sqlite3.Row
+        if not self.full:
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA synchronous=NORMAL")
-            self._local.conn = conn
+        self._local.conn = conn
         return conn
 
     def close(self) -> None:
@@ -131,6 +120,8 @@ class SQLiteDatabase(Database):
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A transaction: committed on success, rolled back on error."""
+        if self.full and not self._writable_again():
+            raise DiskFullError(self.full.folder, free_bytes(self.full.folder))
         try:
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
@@ -160,8 +151,17 @@ class SQLiteDatabase(Database):
         for fn in todo:
             # One transaction per migration: its DDL and its record land together or not at all.
             db.executescript(
-                f"BEGIN IMMEDIATE; {fn()}; INSERT INTO _migrations VALUES ('{fn.__name__}', {time.time()}); COMMIT;"
+                f"BEGIN IMMEDIATE; {fn(SQLITE)}; INSERT INTO _migrations VALUES ('{fn.__name__}', {time.time()}); COMMIT;"
             )
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        out["size_mb"] = round(self.path.stat().st_size / 1e6, 1) if self.path.exists() else 0.0
+        if self.backups is not None:
+            newest = self.backups.list()
+            out["backups"] = len(newest)
+            out["newest_backup"] = newest[0].name if newest else None
+        return out
 
     def applied_migrations(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM _migrations ORDER BY name")]
