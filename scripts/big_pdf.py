@@ -30,7 +30,7 @@ SOURCES = [
     *sorted(Path("/work/shared/data/corpus/pdfs/large_page_count").glob("*.pdf")),
     *sorted(Path("/work/evalsets/sec10q/corpus").glob("*.pdf")),
 ]
-QUESTION = "What was NVIDIA's revenue from the Data Center market platform for the three months ended July 30, 2023?"
+QUESTION = "What was Microsoft's total revenue for the three months ended December 31, 2022?"
 
 
 def build(out: Path, pages: int) -> list[tuple[int, str, int]]:
@@ -100,12 +100,13 @@ def _tree_rss_mb(pid: int) -> float:
     return total
 
 
-def context(data: Path):
+def context(data: Path, embed: str | None = None):
     from rag_core import build_context
     from rag_core.settings import load_settings
 
     shutil.rmtree(data, ignore_errors=True)
-    return build_context(load_settings(data_dir=data, ocr=False))
+    given = {"embed_provider": embed} if embed else {}
+    return build_context(load_settings(data_dir=data, ocr=False, **given))
 
 
 def ingest(ctx, pdf: Path, cancel_after: float | None) -> dict:
@@ -154,6 +155,7 @@ def main() -> int:
     ap.add_argument("--question", default=QUESTION)
     ap.add_argument("--show-page", type=int, help="print the text of this page of the built PDF and stop")
     ap.add_argument("--answer", action="store_true", help="answer the question with the configured model too")
+    ap.add_argument("--embed", help="embedding provider (hash: the pipeline without the model's time)")
     args = ap.parse_args()
 
     if not args.out.exists():
@@ -168,13 +170,14 @@ def main() -> int:
     figures: dict = {"pdf_mb": round(args.out.stat().st_size / 1e6), "load_1min": os.getloadavg()[0]}
     if args.cancel_after:
         print(f"cancelled run (cancel at {args.cancel_after:g} s):")
-        figures["cancelled"] = ingest(context(args.data), args.out, args.cancel_after)
+        figures["cancelled"] = ingest(context(args.data, args.embed), args.out, args.cancel_after)
     print("full run:")
-    ctx = context(args.data)
+    ctx = context(args.data, args.embed)
+    figures["embed"] = ctx.settings.embed_provider
     figures["full"] = ingest(ctx, args.out, None)
     found = ctx.chat.retrieve(args.question)
     figures["question"] = args.question
-    figures["sources"] = [{"page": s["page"], "score": round(s["score"], 3)} for s in found[:5]]
+    figures["sources"] = [{"page": s["page"], "score": round(s["score"], 3), "text": s["text"][:80]} for s in found[:5]]
     if args.answer:
         started = time.perf_counter()
         answered = ctx.chat.ask(args.question)
