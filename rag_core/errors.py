@@ -89,6 +89,13 @@ class DiskFullError(DocentError):
             "Nothing saved before is lost."
         )
 
+    def unsaved_notice(self) -> str:
+        """What an answer says when the disk is too full to keep it."""
+        return (
+            f"Not saved: {self.short}. This question and its answer are shown but not kept in the conversation; "
+            "free some space to keep the next ones."
+        )
+
 
 LOW_SPACE = 16 * 2**20  # below this, a write that fails without saying why failed for want of space
 

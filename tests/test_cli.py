@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import free_port
 from tests.pdfgen import ZEPHYR_PAGES, make_pdf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,12 +153,6 @@ def test_missing_key_is_a_clear_error_not_a_traceback(tmp_path, corpus):
     assert "OPENAI_API_KEY" in p.stderr and "Traceback" not in p.stderr
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _start_chroma(folder, port):
     chroma = Path(sys.executable).parent / "chroma"
     if not chroma.exists():
@@ -179,15 +174,6 @@ def _start_chroma(folder, port):
     pytest.fail("chroma run did not start")
 
 
-@pytest.fixture
-def chroma_server(tmp_path):
-    port = _free_port()
-    proc = _start_chroma(tmp_path / "server", port)
-    yield port
-    proc.terminate()
-    proc.wait(timeout=20)
-
-
 def test_chroma_server_mode(tmp_path, corpus, chroma_server):
     env = {"DOCENT_CHROMA_HOST": "127.0.0.1", "DOCENT_CHROMA_PORT": str(chroma_server)}
     data = tmp_path / "data"
@@ -205,7 +191,7 @@ def test_a_chroma_server_killed_is_one_clear_message_and_the_question_is_kept(tm
     from rag_core.settings import load_settings
     from tests.fakes import ScriptedLLM
 
-    port = _free_port()
+    port = free_port()
     server = _start_chroma(tmp_path / "server", port)
     env = {"DOCENT_CHROMA_HOST": "127.0.0.1", "DOCENT_CHROMA_PORT": str(port)}
     data = tmp_path / "data"

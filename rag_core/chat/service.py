@@ -7,14 +7,22 @@ answer, with the condensed question and the sources, is written back by the turn
 question is stored before anything can fail, so a failed answer keeps it and Retry does
 not store it twice.
 
+A session answers one question at a time: a turn first claims its session in the database
+(``rag_core.storage.claims``), waiting while another tab, app or command answers there, and
+lets go once its answer is stored. So the stored order is always question, answer, and a
+question's history holds the answers before it. A question left without an answer (it
+failed, or its process died) is not history: it has no answer to read.
+
 Besides answering, the service searches without answering (``search``, ``retrieve``: the
 evaluation and the tests), and rewrites a follow-up as the chat would (``condense``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
@@ -25,13 +33,13 @@ from rag_core.chat.components import ChatComponents
 from rag_core.chat.engine import condense_question, rule_rewrite, trim_history
 from rag_core.chat.messages import ChatTurn, History, as_chat_messages, count_tokens, to_source
 from rag_core.chat.summary import fold
-from rag_core.chat.turn import Turn, unsaved_notice
+from rag_core.chat.turn import Turn
 from rag_core.errors import DiskFullError, DocentError
 from rag_core.index import VectorIndex
 from rag_core.payloads import Source
 from rag_core.providers.models import ModelLoader
 from rag_core.settings import DocentSettings
-from rag_core.storage import Message, SessionStore, Summary
+from rag_core.storage import Busy, Message, SessionStore, Summary
 from rag_core.suggestions import SuggestionService
 
 logger = logging.getLogger(__name__)
@@ -45,6 +53,7 @@ class TurnOptions(TypedDict, total=False):
     history: History | None  # a one-off question's conversation ((role, text), oldest first)
     rewrite: str | None  # the standalone question to search with, as the user corrected it
     regenerate: bool  # answer the session's last question again, replacing its answer
+    waiting: Callable[[Busy], None] | None  # hears, while the session answers another question, which one
 
 
 @dataclass
@@ -54,6 +63,11 @@ class Searched:
 
     sources: list[Source]
     stats: dict[str, Any]
+
+
+def _answered(messages: list[Message], i: int) -> bool:
+    """The question ``messages[i]`` has its answer right after it."""
+    return i + 1 < len(messages) and messages[i + 1].role == "assistant"
 
 
 class ChatService:
@@ -83,24 +97,34 @@ class ChatService:
         notices: list[str] = []
         if not regenerate:
             question, notices = self.check_question(question)
-        history, summary, names, question, stored = self._recall(
-            session_id, question, options.get("history"), regenerate
-        )
-        if not stored:  # a full disk: answered all the same, kept nowhere, and said so
-            notices.append(unsaved_notice(stored))
-        turn = Turn(
-            self.components,
-            question,
-            session_id=session_id,
-            history=history,
-            summary=summary,
-            names=names,
-            notices=notices,
-            rewrite=options.get("rewrite"),
-            started=started,
-        )
-        turn.save = bool(stored)
-        turn.search()  # after the question is stored: whatever fails from here on, the question is kept
+        claim = None
+        if session_id is not None:
+            with contextlib.suppress(DiskFullError):  # nothing can be stored either: answered, unsaved
+                claim = self.sessions.claims.take(session_id, question, options.get("waiting"))
+        try:
+            history, summary, names, question, unsaved = self._recall(
+                session_id, question, options.get("history"), regenerate
+            )
+            if unsaved is not None:  # a full disk: answered all the same, kept nowhere, and said so
+                notices.append(unsaved.unsaved_notice())
+            turn = Turn(
+                self.components,
+                question,
+                session_id=session_id,
+                history=history,
+                summary=summary,
+                names=names,
+                notices=notices,
+                rewrite=options.get("rewrite"),
+                started=started,
+                claim=claim,
+            )
+            turn.save = unsaved is None
+            turn.search()  # after the question is stored: whatever fails from here on, the question is kept
+        except BaseException:
+            if claim is not None:
+                claim.release()
+            raise
         return turn
 
     def ask(self, question: str, session_id: str | None = None, **options: Unpack[TurnOptions]) -> ChatTurn:
@@ -128,13 +152,13 @@ class ChatService:
 
     def _recall(
         self, session_id: str | None, question: str, given: History | None, regenerate: bool
-    ) -> tuple[list[ChatMessage], Summary | None, list[str] | None, str, DiskFullError | bool]:
+    ) -> tuple[list[ChatMessage], Summary | None, list[str] | None, str, DiskFullError | None]:
         """The session's recent messages, the summary of the older ones, its document filter,
-        the question to answer, and True once it is stored (stored first; a retry or a
-        regeneration does not store it twice), or the ``DiskFullError`` that kept it from it."""
+        the question to answer (stored first; a retry or a regeneration does not store it
+        twice), and the ``DiskFullError`` that kept it from being stored, if any."""
         if session_id is None:
-            return as_chat_messages(given or []), None, None, question, True
-        stored: DiskFullError | bool = True
+            return as_chat_messages(given or []), None, None, question, None
+        unsaved: DiskFullError | None = None
         session = self.sessions.get(session_id)
         past = self.sessions.messages(session_id)
         if regenerate:
@@ -152,12 +176,12 @@ class ChatService:
             try:
                 self.sessions.append(session_id, Message("user", question))
             except DiskFullError as e:  # reading the documents still works: the answer comes, unsaved
-                stored = e
-        past = [m for m in past if m.content]
+                unsaved = e
+        past = [m for i, m in enumerate(past) if m.content and (m.role != "user" or _answered(past, i))]
         c = self.components
         summary, recent = fold(self.sessions, session_id, past, c.memory_budget(question), count_tokens, c.summary_llm)
         history = [ChatMessage(role=MessageRole(m.role), content=m.content) for m in recent]
-        return history, summary, session.doc_filter, question, stored
+        return history, summary, session.doc_filter, question, unsaved
 
     # ------------------------------------------------------------------ search and rewrite alone
     def search(

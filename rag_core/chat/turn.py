@@ -20,7 +20,9 @@ is ``ChatService.ask``):
    questions to ask next.
 
 The question itself was stored before the turn began (``ChatService``): whatever fails
-from the search on, the question is kept.
+from the search on, the question is kept. The turn holds its session's claim (one question
+at a time, ``rag_core.storage.claims``): it renews it while it loads and writes, and lets it
+go once the answer is stored, or when it fails.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from rag_core.payloads import Source
 from rag_core.prompts import NO_ANSWER
 from rag_core.providers.llm import ProgressFn
 from rag_core.retrieval import ConversationQueries
-from rag_core.storage import Message, Summary
+from rag_core.storage import Claim, Message, Summary
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +69,7 @@ class Turn:
         notices: list[str],
         rewrite: str | None,
         started: float,
+        claim: Claim | None = None,
     ) -> None:
         self.components = components
         self.question = question
@@ -92,6 +95,7 @@ class Turn:
         self._needs_rewrite = False
         self._chunks: Iterator[ChatResponse] | None = None
         self._stop_asked = False
+        self._claim = claim  # the session's, held from before the question was stored until the answer is
 
     # ------------------------------------------------------------------ 1. search
     def search(self) -> None:
@@ -145,7 +149,14 @@ class Turn:
         if models.llm_ready:
             return 0.0
         t = time.perf_counter()
-        models.llm(progress)
+        self._renew(force=True)
+
+        def heard(message: str) -> None:  # a long load renews the session's claim as it goes
+            self._renew()
+            if progress is not None:
+                progress(message)
+
+        models.llm(heard)
         waited = time.perf_counter() - t
         self.timings.setdefault("model_load_s", round(waited, 3))
         return waited
@@ -166,8 +177,12 @@ class Turn:
         try:
             self._prepare()
         except DocentError:
+            self._release()
             raise
-        except Exception as e:
+        except BaseException as e:
+            self._release()
+            if not isinstance(e, Exception):
+                raise
             raise ProviderError(
                 f"The language model failed: {safe_error(e, self.components.secrets)}. Your question is kept; try again."
             ) from e
@@ -224,6 +239,7 @@ class Turn:
                     first = time.perf_counter()
                     self.timings["first_token_s"] = round(first - self.started, 3)
                 parts.append(delta)
+                self._renew()
                 yield delta
                 if self._stop_asked:
                     self.stopped = True
@@ -243,8 +259,16 @@ class Turn:
             close = getattr(chunks, "close", None)
             if callable(close) and (not finished or self.stopped):
                 close()  # asks llama.cpp to stop generating
-            if finished or (self.stopped and parts):
-                self._finish(parts, first)
+            try:
+                if finished or (self.stopped and parts):
+                    self._finish(parts, first)
+            finally:
+                self._release()  # the answer is stored, or there will be none: the session is free
+
+    def close(self) -> None:
+        """Give the turn up before its words were read (the page went away): the session is
+        free again, and the question stays, unanswered. Nothing once the answer is stored."""
+        self._release()
 
     def result(self) -> ChatTurn:
         """Run the turn to the end (every phase left) and return the answered turn."""
@@ -300,7 +324,7 @@ class Turn:
         try:
             self.stored = self.components.sessions.append(self.session_id, message)
         except DiskFullError as e:  # the answer was written on screen: say it is not kept, don't lose the turn
-            answered.notices.append(unsaved_notice(e))
+            answered.notices.append(e.unsaved_notice())
             self.save = False
 
     def follow_ups(self, n: int = 2) -> list[str]:
@@ -321,6 +345,14 @@ class Turn:
             found.nodes = []
         return found
 
+    def _renew(self, *, force: bool = False) -> None:
+        if self._claim is not None:
+            self._claim.renew(force=force)
+
+    def _release(self) -> None:
+        if self._claim is not None:
+            self._claim.release()
+
     def _sources(self, found: Retrieved) -> list[Source]:
         return [to_source(h, found.extras.get(h.node.node_id)) for h in found.nodes]
 
@@ -334,12 +366,3 @@ class Turn:
         if isinstance(figures, dict) and "prompt_n" in figures:
             self.timings["prompt_read_tokens"] = int(figures.get("prompt_n") or 0)
             self.timings["prompt_cached_tokens"] = int(figures.get("cache_n") or 0)
-
-
-def unsaved_notice(full: DiskFullError | bool) -> str:
-    """What a turn says when the disk is too full to keep it."""
-    why = full.short if isinstance(full, DiskFullError) else "the disk is full"
-    return (
-        f"Not saved: {why}. This question and its answer are shown but not kept in the conversation; "
-        "free some space to keep the next ones."
-    )

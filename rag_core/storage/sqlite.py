@@ -128,7 +128,8 @@ class SQLiteDatabase(Database):
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite has rolled back itself after SQLITE_FULL
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as e:
