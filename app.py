@@ -27,8 +27,8 @@ if starting is not None:
         st.title("📚 Docent")
         st.caption("Starting: loading the search and model libraries (a few seconds, once per server start)…")
 
-from rag_core import DatabaseUnavailableError, DocentError  # noqa: E402 (after the starting line, on purpose)
-from rag_core.index import unreachable_server  # noqa: E402
+from rag_core import ChromaUnavailableError, DatabaseUnavailableError, DocentError  # noqa: E402 (after the starting line)
+from rag_core.chroma_guard import unreachable  # noqa: E402
 from ui.auth import may_enter, render_account, sign_in_page  # noqa: E402
 from ui.context import get_context  # noqa: E402
 from ui.navigation import CHAT_PAGE, EVALUATE_PAGE, SETTINGS_PAGE, UPLOAD_PAGE  # noqa: E402
@@ -54,8 +54,9 @@ try:
     navigation.run()
 except DatabaseUnavailableError as e:  # a team's PostgreSQL away: said plainly; the next run tries again
     st.error(str(e), icon="🛑")
-except Exception as e:  # a team's Chroma server away: the same, instead of a traceback
-    problem = unreachable_server(e, get_context().settings)
-    if problem is None:
+except Exception as e:  # a team's Chroma server away (a call not through the guard): the same, no traceback
+    settings = get_context().settings
+    why = unreachable(e) if settings.chroma_host else None
+    if why is None:
         raise
-    st.error(problem, icon="🛑")
+    st.error(str(ChromaUnavailableError(settings.chroma_host or "", settings.chroma_port, why)), icon="🛑")

@@ -16,12 +16,13 @@ from ui.context import require_context
 from ui.current_session import NEW_CHAT, current_session
 from ui.exchange import import_report
 from ui.live import wait_for_answer, write_answer
-from ui.markdown import escape_markdown
+from ui.markdown import escape_markdown, inert_markdown
 from ui.navigation import UPLOAD_PAGE
 from ui.rebuild import mismatch_notice
 from ui.sources import open_from_link, show_viewer
 
 FAILED = "failed_question"  # {"session": id, "question": text, "error": message, "request": the request}
+UNSAVED = "unsaved_answer"  # {"session": id, "question", "answer", "notices"}: answered on a full disk, not stored
 
 
 def limit_to_documents(ctx: AppContext, session: Session, names: list[str]) -> list[str]:
@@ -152,15 +153,32 @@ def answer(ctx: AppContext, session: Session, messages: list[Message], request: 
         render_user(question)
     if not messages:
         name_after_first_question(ctx, session, question)
+    st.session_state.pop(UNSAVED, None)
     try:
-        write_answer(
+        turn = write_answer(
             ctx, session.id, question, rewrite=request.get("rewrite"), regenerate=bool(request.get("regenerate"))
         )
     except DocentError as e:
         st.session_state[FAILED] = {"session": session.id, "question": question, "error": str(e), "request": request}
     else:
         st.session_state.pop(FAILED, None)
+        if turn.answered is not None and not turn.save:  # the disk is full: not in the session, kept on screen
+            answered = turn.answered
+            st.session_state[UNSAVED] = {"session": session.id, "question": question, **answered.as_json()}
     st.rerun()  # draw it from the session, with its controls (or the failure, with Retry)
+
+
+def show_unsaved(session_id: str, messages: list[Message]) -> None:
+    """The last answer, when the disk was too full to store it: shown until the next question."""
+    unsaved = st.session_state.get(UNSAVED)
+    if not unsaved or unsaved["session"] != session_id:
+        return
+    if not (messages and messages[-1].role == "user" and messages[-1].content == unsaved["question"]):
+        render_user(unsaved["question"])  # the question could not be stored either
+    with st.chat_message("assistant"):
+        st.markdown(inert_markdown(unsaved["answer"]))
+        for notice in unsaved["notices"]:
+            st.warning(escape_markdown(notice), icon="💾")
 
 
 @st.fragment(run_every=2)
@@ -201,6 +219,7 @@ render_history(ctx, session, messages, replacing=bool(request and request.get("r
 if request is not None:
     answer(ctx, session, messages, request)
 else:
+    show_unsaved(session.id, messages)
     offer_retry(ctx, session.id, messages)
     if not messages and names:
         offer_suggestions(ctx, scope)

@@ -10,6 +10,7 @@ import rag_core.offline  # noqa: F401  # isort: skip
 from rag_core.chat import ChatService, ChatTurn, Turn
 from rag_core.context import AppContext, build_context
 from rag_core.errors import (
+    ChromaUnavailableError,
     ConfigError,
     ConsistencyError,
     DatabaseDamagedError,
@@ -37,6 +38,7 @@ __all__ = [
     "Busy",
     "ChatService",
     "ChatTurn",
+    "ChromaUnavailableError",
     "ConfigError",
     "Conflict",
     "ConsistencyError",

@@ -98,7 +98,7 @@ def build_context(
     ``recover`` removes what an interrupted ingestion left, registers again whole documents the
     registry lost (see ``rag_core.recovery``) and moves a damaged ``docent.db`` aside to rebuild
     it (``rag_core.storage.backups``); ``check`` turns it off so that it can report the damage instead."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    settings.paths.create()  # a ConfigError that says what to do, not a FileExistsError
     embed = embed_model or build_embedding(settings)
     backups: Backups | None = None
     sqlite_db: SQLiteDatabase | None = None

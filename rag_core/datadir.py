@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag_core.errors import ConfigError
 from rag_core.files import FolderLock, atomic_write
 
 SETTINGS_FILE = "settings.json"
@@ -76,6 +77,22 @@ class DataDir:
     root: Path
     files_root: Path | None = None  # the stored files' folder, when not <root>/files
     library: str = ""  # ``library_key`` of a person's library; '' the shared one
+
+    def create(self) -> None:
+        """Make the folder if it is missing; a ``ConfigError`` that says what to do when it
+        cannot be (a file of that name, a file where a parent folder should be, no permission)."""
+        if self.root.exists() and not self.root.is_dir():
+            raise ConfigError(
+                f"The data folder {self.root} is a file, not a folder. Point DOCENT_DATA_DIR (or --data-dir) "
+                "at a folder: it is created if missing."
+            )
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(
+                f"The data folder {self.root} cannot be created ({e.strerror or e}). Point DOCENT_DATA_DIR "
+                "(or --data-dir) at a folder you can write to: it is created if missing."
+            ) from None
 
     @property
     def settings_file(self) -> Path:

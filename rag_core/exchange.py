@@ -60,6 +60,15 @@ class ExchangeContext(Protocol):
 
 FORMAT_VERSION = 1
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
+# What an import takes at most, above anything Docent itself writes into a session: a chat of
+# 5,000 questions; a question is cut at max_question_tokens (at most 131,072 tokens, ~524,000
+# characters) and an answer at llm_max_new_tokens (at most 32,768); an answer cites at most
+# top_k + rerank_top_n (100) passages. Past these a file was not made by Docent, and drawing it
+# would stall the Chat page.
+MAX_IMPORT_MESSAGES = 10_000
+MAX_IMPORT_CHARS = 1_000_000  # a message's text, its rewritten question, one source's passage
+MAX_IMPORT_SOURCES = 200  # per message
+MAX_IMPORT_NAME = 1_000  # the session's name
 
 
 @dataclass
@@ -274,11 +283,41 @@ def parse_export(data: dict | bytes | str) -> _Export:
             )
         )
     try:
-        return _Export.model_validate(data)
+        export = _Export.model_validate(data)
     except ValidationError as e:
         problems = [f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()[:5]]
         more = f" (and {e.error_count() - 5} more)" if e.error_count() > 5 else ""
         raise ConfigError("Invalid session export: " + "; ".join(problems) + more) from None
+    _check_limits(export)
+    return export
+
+
+def _check_limits(export: _Export) -> None:
+    """``ConfigError`` naming the first part of an export larger than Docent ever writes."""
+    nothing = " Nothing was imported."
+    if len(export.messages) > MAX_IMPORT_MESSAGES:
+        raise ConfigError(
+            f"This export holds {len(export.messages):,} messages; a chat can be imported with at most "
+            f"{MAX_IMPORT_MESSAGES:,} (a conversation of {MAX_IMPORT_MESSAGES // 2:,} questions).{nothing}"
+        )
+    if len(export.session.name) > MAX_IMPORT_NAME:
+        raise ConfigError(
+            f"The chat's name is {len(export.session.name):,} characters long; at most {MAX_IMPORT_NAME:,}.{nothing}"
+        )
+    for n, m in enumerate(export.messages, 1):
+        where = f"Message {n} ({'question' if m.role == 'user' else 'answer'})"
+        texts = [("text", m.content), ("rewritten question", m.condensed_question or "")]
+        texts += [(f"source {i}", src.text) for i, src in enumerate(m.sources, 1)]
+        for what, text in texts:
+            if len(text) > MAX_IMPORT_CHARS:
+                raise ConfigError(
+                    f"{where}: its {what} is {len(text):,} characters long; a chat can be imported with at most "
+                    f"{MAX_IMPORT_CHARS:,} characters there (more than any question or answer Docent keeps).{nothing}"
+                )
+        if len(m.sources) > MAX_IMPORT_SOURCES:
+            raise ConfigError(
+                f"{where} cites {len(m.sources):,} sources; at most {MAX_IMPORT_SOURCES} can be imported.{nothing}"
+            )
 
 
 def _stored_source(s: _Source) -> Source:

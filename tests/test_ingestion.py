@@ -214,3 +214,35 @@ def test_a_chunk_from_the_middle_of_a_table_keeps_its_title_and_period_columns(m
     prompt = str(llm.chats[-1][-1].content)
     assert "Line item 40" in prompt and "CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS" in prompt
     assert chunk_context(["Title", "plain text"], set()) == ""
+
+
+def test_a_named_pipe_is_refused_at_once_never_opened(ctx, tmp_path):
+    """A FIFO called notes.txt used to hang the ingest for ever (reading it waits for a writer),
+    given by name or inside a folder."""
+    import os
+    import threading
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "real.txt").write_text("The kettle boils water in three minutes.")
+    os.mkfifo(folder / "notes.txt")
+    results: list = []
+    worker = threading.Thread(
+        target=lambda: results.extend(
+            [ctx.ingestion.ingest_file(folder / "notes.txt"), *ctx.ingestion.ingest_paths([folder])]
+        ),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():  # let the hung read go, so the test ends
+        with open(folder / "notes.txt", "wb"):
+            pass
+        pytest.fail("ingesting a named pipe hangs")
+    reason = "not a regular file (a named pipe): only files can be indexed"
+    assert [(r.file, r.status, r.reason) for r in results] == [
+        ("notes.txt", "failed", reason),
+        ("notes.txt", "failed", reason),  # in a folder: listed and refused, not skipped in silence
+        ("real.txt", "indexed", ""),
+    ]
+    assert check(ctx)[0] == []

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rag_core import loaders
-from rag_core.errors import IngestError
+from rag_core.errors import IngestCancelled, IngestError
 from rag_core.loaders import budget, load_file, load_file_guarded
 from tests.pdfgen import ZEPHYR_PAGES, encrypt_pdf, make_pdf
 from tests.test_formats import W, make_docx, para, table
@@ -174,3 +174,72 @@ def test_an_idle_worker_that_died_between_files_is_replaced(report_pdf):
     idle.proc.wait()
     assert "42 litres" in load_file_guarded(report_pdf, "report.pdf", "sha").documents[1].text
     assert budget._idle and budget._idle[0] is not idle
+
+
+# --------------------------------------------------------------------------- a huge text (issue 18.5)
+def text_docx(path: Path, megabytes: int) -> Path:
+    """Valid WordprocessingML of ``megabytes`` MB in few elements: ~1 KB paragraphs of words.
+    95 MB of it zips to under 1 MB; before, it was read, then chunked and embedded for hours."""
+    words = "pump valve battery litre minute pressure seal motor filter hose torque bolt".split()
+    one = para(" ".join(f"{words[i % 12]}{i % 97}" for i in range(150)))
+    path.write_bytes(make_docx(one * (megabytes * 1_000_000 // len(one))))
+    return path
+
+
+def test_a_docx_of_95_mb_of_text_is_refused_while_it_is_read(tmp_path, make_settings, llm):
+    from rag_core import build_context
+
+    big = text_docx(tmp_path / "big.docx", 95)
+    assert big.stat().st_size < 2_000_000
+    ctx = build_context(make_settings(), llm=llm)
+    seen: list[str] = []
+    result = ctx.ingestion.ingest_file(big, progress=lambda message, share: seen.append(message))
+    assert result.status == "failed"
+    assert result.reason.startswith("too much text: 9") and "split it into smaller files" in result.reason
+    assert "big.docx: reading" in seen and "embedding" not in " ".join(seen)  # refused before any chunk
+    assert ctx.ingestion.documents() == [] and ctx.index.chunk_count("big.docx") == 0
+
+
+def test_more_text_than_a_file_may_hold_is_refused_in_any_format(tmp_path, monkeypatch):
+    monkeypatch.setattr(loaders, "MAX_TEXT_CHARS", 1000)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Pumps. " * 200)
+    with pytest.raises(IngestError, match=r"too much text: 0\.0 million characters.*\(0\.001 million"):
+        load_file(notes, "notes.txt", "sha")
+    notes.write_text("Pumps. " * 100)
+    assert load_file(notes, "notes.txt", "sha").documents[0].text.startswith("Pumps.")
+
+
+def test_a_long_read_shows_its_seconds_and_can_be_cancelled(tmp_path, report_pdf):
+    heavy = heavy_docx(tmp_path / "heavy.docx")
+    load_file_guarded(report_pdf, "report.pdf", "sha")  # the worker is up
+    seen: list[tuple[str, float]] = []
+    with pytest.raises(IngestCancelled):
+        load_file_guarded(
+            heavy,
+            "heavy.docx",
+            "sha",
+            timeout_s=120,
+            progress=lambda message, share: seen.append((message, share)),
+            cancelled=lambda: bool(seen),  # the user presses Cancel once the wait is shown
+        )
+    assert seen[0][0] == "reading (1 s; refused past 120 s)" and 0 < seen[0][1] < 0.1
+    assert budget._idle == []  # the stopped worker is not reused
+    assert "42 litres" in load_file_guarded(report_pdf, "report.pdf", "sha").documents[1].text
+
+
+def test_cancel_works_while_the_worker_is_still_starting(report_pdf, monkeypatch):
+    """On a loaded machine the worker's start (its imports) took 90 s, and Cancel waited for it."""
+    budget._close_idle()
+    started: list[budget._Worker] = []
+    init = budget._Worker.__init__
+
+    def watched(self, cancelled=None):
+        started.append(self)
+        init(self, cancelled)
+
+    monkeypatch.setattr(budget._Worker, "__init__", watched)
+    with pytest.raises(IngestCancelled):
+        load_file_guarded(report_pdf, "report.pdf", "sha", cancelled=lambda: True)
+    assert started[0].proc.returncode is not None and budget._idle == []  # killed, not kept
+    assert "42 litres" in load_file_guarded(report_pdf, "report.pdf", "sha").documents[1].text

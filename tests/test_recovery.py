@@ -8,6 +8,8 @@ vectors, a damaged one was a traceback on every command, and ``rebuild`` ignored
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import shutil
@@ -22,6 +24,7 @@ import pytest
 
 from rag_core import build_context
 from rag_core.health import check
+from rag_core.storage.kvstore import DatabaseKVStore
 from tests.pdfgen import ZEPHYR_PAGES, make_pdf
 from tests.test_crash import big_manual, cli, conversation, db_rows, json_lines
 
@@ -219,3 +222,118 @@ def test_a_marker_left_after_the_row_turned_indexed_removes_nothing(make_setting
     fresh = build_context(make_settings(), llm=llm)
     assert fresh.recovered == [] and len(fresh.ingestion.documents()) == 3
     assert fresh.ingestion.markers.all() == {} and check(fresh)[0] == []
+
+
+# --------------------------------------------------------------------------- a full disk
+def _no_space(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _fill_the_docstore_disk(m: pytest.MonkeyPatch) -> None:
+    """Every write to the docstore's rows fails as a full disk makes it fail."""
+    for name in ("put", "put_all", "delete", "clear"):
+        m.setattr(DatabaseKVStore, name, _no_space)
+
+
+def test_a_full_disk_during_recovery_postpones_it_and_a_later_start_finishes(
+    make_settings, llm, three_docs, monkeypatch
+):
+    ctx = build_context(make_settings(), llm=llm)
+    ctx.ingestion.ingest_paths([three_docs])
+    ctx.ingestion.markers.put("tea.md", "0" * 64)  # an ingestion interrupted: its leftovers are to go
+    ctx.registry.remove("tea.md")
+    with monkeypatch.context() as m:
+        _fill_the_docstore_disk(m)  # before (docstore.json), a traceback on every start
+        full = build_context(make_settings(), llm=llm)
+        assert full.recovered == []
+        [notice] = [n for n in full.notices if "interrupted ingestion" in n]
+        assert f"the disk holding {full.settings.data_dir} is full (" in notice and "next start" in notice
+        assert full.chat.retrieve("bananas yellow")[0]["file"] == "bananas.txt"  # reading works meanwhile
+        assert "tea.md" in full.ingestion.markers.all()  # nothing forgotten
+    later = build_context(make_settings(), llm=llm)  # space freed
+    assert later.recovered == ["tea.md"] and check(later)[0] == []
+    assert sorted(d.name for d in later.ingestion.documents()) == ["bananas.txt", "zephyr.pdf"]
+
+
+def test_an_ingest_on_a_full_disk_says_so_and_works_once_there_is_room(make_settings, llm, three_docs, monkeypatch):
+    ctx = build_context(make_settings(), llm=llm)
+    ctx.ingestion.ingest_paths([three_docs / "zephyr.pdf"])
+    with monkeypatch.context() as m:
+        _fill_the_docstore_disk(m)
+        [failed] = ctx.ingestion.ingest_paths([three_docs / "tea.md"])
+    assert failed.status == "failed" and "No space" not in failed.reason
+    assert (
+        failed.reason.startswith(f"the disk holding {ctx.settings.data_dir} is full (") and "MB free)" in failed.reason
+    )
+    # What it wrote is removed at once, or (when removing needs the disk too) stays marked for
+    # the next start: the reason says which, and `check` agrees with it.
+    left = "removed at the next start" in failed.reason
+    assert left or "nothing of it was kept" in failed.reason
+    assert [d.name for d in ctx.ingestion.documents()] == ["zephyr.pdf"]
+    assert [p.split(":")[0] for p in check(ctx)[0]] == (["tea.md"] if left else [])
+    [again] = ctx.ingestion.ingest_paths([three_docs / "tea.md"])  # room again: the retry works
+    assert again.status == "indexed" and ctx.chat.retrieve("green tea steamed")[0]["file"] == "tea.md"
+    assert check(ctx)[0] == [] and ctx.chat.retrieve("litres per minute")[0]["file"] == "zephyr.pdf"
+
+
+def test_a_question_on_a_full_database_is_answered_and_says_it_is_not_kept(make_settings, llm, three_docs):
+    ctx = build_context(make_settings(), llm=llm)
+    ctx.ingestion.ingest_paths([three_docs])
+    session = ctx.sessions.create("pumps")
+    ctx.chat.ask("How many litres per minute?", session_id=session.id)
+    kept = ctx.sessions.messages(session.id)
+    pages = db_rows(ctx.settings.data_dir, "PRAGMA page_count")[0][0]
+    conn = ctx.sessions.db._connection()  # SQLite's own "database or disk is full" (SQLITE_FULL)
+    conn.execute(f"PRAGMA max_page_count = {pages}")
+    turn = ctx.chat.ask("Bananas " + "yellow " * 3000, session_id=session.id)
+    assert turn.answer and any(n.startswith("Not saved: the disk holding") for n in turn.notices)
+    assert ctx.sessions.messages(session.id) == kept  # what was saved is untouched
+    conn.execute("PRAGMA max_page_count = 1073741823")
+    ctx.chat.ask("What battery?", session_id=session.id)
+    assert len(ctx.sessions.messages(session.id)) == len(kept) + 2
+
+
+@pytest.mark.slow  # `python -m rag_core` processes on a real, small filesystem
+def test_a_full_filesystem_keeps_reading_and_loses_nothing(tmp_path, three_docs):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", str(disk)]).returncode:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        data = disk / "data"
+        assert cli(data, "ingest", str(three_docs / "zephyr.pdf")).returncode == 0
+        chat = cli(data, "chat", "--session", "pumps", "--json", stdin="How many litres per minute?\n")
+        assert chat.returncode == 0, chat.stderr
+        before = conversation(data)
+        filler = disk / "filler"
+        with contextlib.suppress(OSError), open(filler, "wb", buffering=0) as f:
+            while True:
+                f.write(b"\0" * 2**20)
+                f.flush()
+        os.truncate(filler, filler.stat().st_size - 256 * 1024)  # nearly full: 256 KB left
+        words = "pump valve battery litre minute pressure seal motor filter hose".split()
+        big = three_docs / "big.txt"  # 2.5 MB: more than is left
+        big.write_text("\n\n".join(" ".join(words[(i * 7 + j) % 10] for j in range(200)) for i in range(2000)))
+        ingest = cli(data, "ingest", "--json", str(big))
+        [failed] = json_lines(ingest.stdout)
+        assert failed["status"] == "failed" and "Traceback" not in ingest.stderr
+        assert failed["reason"].startswith(f"the disk holding {data} is full (") and "MB free)" in failed["reason"]
+        for command in (["sessions", "list"], ["docs", "list"], ["check"]):  # before: an OSError traceback each
+            p = cli(data, *command)
+            assert "Traceback" not in p.stderr, (command, p.stderr)
+        listed = cli(data, "sessions", "list", "--json")
+        assert listed.returncode == 0 and [s["name"] for s in json_lines(listed.stdout)] == ["pumps"]
+        asked = cli(data, "ask", "--json", "How many litres per minute?")
+        assert asked.returncode == 0 and json.loads(asked.stdout)["sources"][0]["file"] == "zephyr.pdf"
+        assert conversation(data) == before
+
+        filler.unlink()  # room again: the next start tidies up, the retry works, nothing was lost
+        again = json_lines(cli(data, "ingest", "--json", str(big), str(three_docs / "tea.md")).stdout)
+        assert [a["status"] for a in again] == ["indexed", "indexed"], again
+        asked = cli(data, "ask", "--json", "Green tea is steamed or pan-fired soon after picking")
+        assert "tea.md" in [s["file"] for s in json.loads(asked.stdout)["sources"]]
+        final = cli(data, "check", "--json")
+        assert final.returncode == 0, final.stdout
+        assert conversation(data) == before
+    finally:
+        subprocess.run(["umount", "-l", str(disk)])

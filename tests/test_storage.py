@@ -49,3 +49,37 @@ def test_sessions_crud_and_messages(tmp_path):
     assert json.dumps([s.name for s in store.list()]) == json.dumps([b.name])
     with pytest.raises(NotFoundError):
         store.append("nope", Message("user", "x"))
+
+
+def test_a_database_on_a_full_disk_is_read_and_a_write_says_the_disk_is_full(tmp_path):
+    import contextlib
+    import os
+    import subprocess
+
+    from rag_core.errors import DiskFullError
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)]).returncode:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        store = SessionStore(SQLiteDatabase(disk / "docent.db"))
+        s = store.create("pumps")
+        store.append(s.id, Message("user", "How many litres?"))
+        store.db.close()  # the last connection: SQLite removes its -wal and -shm files
+        filler = disk / "filler"
+        with contextlib.suppress(OSError), open(filler, "wb", buffering=0) as f:
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+        # Before: "disk I/O error" opening it (WAL's -shm cannot be made): every command stopped.
+        full = SessionStore(SQLiteDatabase(disk / "docent.db"))
+        assert [m.content for m in full.messages(s.id)] == ["How many litres?"]
+        with pytest.raises(DiskFullError, match=r"The disk holding .* is full \(0\.0 MB free\)"):
+            full.append(s.id, Message("assistant", "12 litres."))
+        filler.unlink()  # room again: the same store writes, nothing was lost
+        full.append(s.id, Message("assistant", "12 litres."))
+        assert [m.content for m in full.messages(s.id)] == ["How many litres?", "12 litres."]
+        full.db.close()
+    finally:
+        subprocess.run(["umount", "-l", str(disk)])

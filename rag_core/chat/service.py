@@ -19,6 +19,7 @@ evaluation and the tests), and rewrites a follow-up as the chat would (``condens
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from rag_core.chat.engine import condense_question, rule_rewrite, trim_history
 from rag_core.chat.messages import ChatTurn, History, as_chat_messages, count_tokens, to_source
 from rag_core.chat.summary import fold
 from rag_core.chat.turn import Turn
-from rag_core.errors import DocentError
+from rag_core.errors import DiskFullError, DocentError
 from rag_core.index import VectorIndex
 from rag_core.payloads import Source
 from rag_core.providers.models import ModelLoader
@@ -97,9 +98,16 @@ class ChatService:
         notices: list[str] = []
         if not regenerate:
             question, notices = self.check_question(question)
-        claim = None if session_id is None else self.sessions.claims.take(session_id, question, options.get("waiting"))
+        claim = None
+        if session_id is not None:
+            with contextlib.suppress(DiskFullError):  # nothing can be stored either: answered, unsaved
+                claim = self.sessions.claims.take(session_id, question, options.get("waiting"))
         try:
-            history, summary, names, question = self._recall(session_id, question, options.get("history"), regenerate)
+            history, summary, names, question, unsaved = self._recall(
+                session_id, question, options.get("history"), regenerate
+            )
+            if unsaved is not None:  # a full disk: answered all the same, kept nowhere, and said so
+                notices.append(unsaved.unsaved_notice())
             turn = Turn(
                 self.components,
                 question,
@@ -112,6 +120,7 @@ class ChatService:
                 started=started,
                 claim=claim,
             )
+            turn.save = unsaved is None
             turn.search()  # after the question is stored: whatever fails from here on, the question is kept
         except BaseException:
             if claim is not None:
@@ -144,12 +153,13 @@ class ChatService:
 
     def _recall(
         self, session_id: str | None, question: str, given: History | None, regenerate: bool
-    ) -> tuple[list[ChatMessage], Summary | None, list[str] | None, str]:
+    ) -> tuple[list[ChatMessage], Summary | None, list[str] | None, str, DiskFullError | None]:
         """The session's recent messages, the summary of the older ones, its document filter,
-        and the question to answer; stores the question first (a retry or a regeneration does
-        not store it twice)."""
+        the question to answer (stored first; a retry or a regeneration does not store it
+        twice), and the ``DiskFullError`` that kept it from being stored, if any."""
         if session_id is None:
-            return as_chat_messages(given or []), None, None, question
+            return as_chat_messages(given or []), None, None, question, None
+        unsaved: DiskFullError | None = None
         session = self.sessions.get(session_id)
         past = self.sessions.messages(session_id)
         if regenerate:
@@ -164,12 +174,15 @@ class ChatService:
         if past and past[-1].role == "user" and past[-1].content == question:
             past = past[:-1]  # a retry of a question whose answer failed: don't store it twice
         else:
-            self.sessions.append(session_id, Message("user", question))
+            try:
+                self.sessions.append(session_id, Message("user", question))
+            except DiskFullError as e:  # reading the documents still works: the answer comes, unsaved
+                unsaved = e
         past = [m for i, m in enumerate(past) if m.content and (m.role != "user" or _answered(past, i))]
         c = self.components
         summary, recent = fold(self.sessions, session_id, past, c.memory_budget(question), count_tokens, c.summary_llm)
         history = [ChatMessage(role=MessageRole(m.role), content=m.content) for m in recent]
-        return history, summary, session.doc_filter, question
+        return history, summary, session.doc_filter, question, unsaved
 
     # ------------------------------------------------------------------ search and rewrite alone
     def search(

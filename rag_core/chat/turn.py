@@ -41,7 +41,8 @@ from rag_core.chat.components import ChatComponents
 from rag_core.chat.engine import DocentChatEngine, Retrieved, rule_rewrite
 from rag_core.chat.evidence import preview_of
 from rag_core.chat.messages import STOPPED_MARK, ChatTurn, count_tokens, llama_timings, safe_error, to_source
-from rag_core.errors import DocentError, ProviderError
+from rag_core.chat.notices import refusal, search_notices
+from rag_core.errors import DiskFullError, DocentError, ProviderError
 from rag_core.payloads import Source
 from rag_core.prompts import NO_ANSWER
 from rag_core.providers.answering import ANSWERING
@@ -89,6 +90,7 @@ class Turn:
         self.stopped = False
         self.answered: ChatTurn | None = None
         self.stored: Message | None = None  # the answer's row in the session, with its id
+        self.save = True  # False: the question could not be stored (a full disk), nor is the answer
         self._history, self._summary, self._names = history, summary, names
         self._asked_notices = list(notices)
         self._found: Retrieved | None = None  # the first search; it settles the parts below
@@ -125,7 +127,9 @@ class Turn:
         self._needs_rewrite = ruled is None
         query = ruled[0] if ruled else self.question
         # Final unless the LLM must rewrite a follow-up first; then a first look, not reranked.
-        self._found = self._engine.retrieve(query, rerank=ruled is not None, conversation=self._conversation)
+        self._found = self._unrelated_dropped(
+            self._engine.retrieve(query, rerank=ruled is not None, conversation=self._conversation)
+        )
         self.condensed_question = query
         self.sources = self._sources(self._found)
         self.preview = preview_of(query if ruled else self.question, self.sources, idf)
@@ -196,12 +200,10 @@ class Turn:
         if self._needs_rewrite:  # a follow-up only the LLM can make stand alone: rewrite, search again
             self.condensed_question = engine.condense(self.question, self._kept)
             self.served_by["condense"] = engine.condensed_by
-            found = engine.retrieve(self.condensed_question, conversation=self._conversation)
+            found = self._unrelated_dropped(engine.retrieve(self.condensed_question, conversation=self._conversation))
         sources = self._sources(found)
-        said = [*self._asked_notices, *found.notices, *self.components.language_notices(self.question, sources)]
-        unmentioned = found.stats.get("unmentioned_names")
-        if unmentioned and found.nodes:
-            said.append(f"The documents found don't mention {', '.join(unmentioned)}: the answer is about the rest.")
+        language = self.components.language_notices(self.question, sources)
+        said = search_notices(self._asked_notices, found.notices, language, found.stats, bool(found.nodes))
         if found.notices:
             self.served_by["rerank"] = "skipped: " + found.notices[0]
         about = self.components.subjects_of(found.nodes)  # what each source's document is about
@@ -215,14 +217,7 @@ class Turn:
             engine.llm  # noqa: B018 - load the model now, timed, before the first word
             self.timings["prompt_tokens"] = sum(count_tokens(m.content or "") for m in messages)
         self._engine_timings()
-        missing = found.stats.get("missing_names") if not found.nodes else None
-        refusal = found.stats.get("refusal") or (  # the documents don't cover a name (``entity_scope``)
-            f"The documents don't mention {', '.join(missing)}: no indexed document names "
-            f"{'it' if len(missing) == 1 else 'them'}, so there is nothing to answer from."
-            if missing
-            else NO_ANSWER
-        )
-        self._chunks = engine.stream_answer(messages, refusal)
+        self._chunks = engine.stream_answer(messages, refusal(found.stats, bool(found.nodes)))
         self.sources, self.notices = sources, said
 
     # ------------------------------------------------------------------ 4. the words
@@ -321,7 +316,7 @@ class Turn:
 
     def _store(self, answered: ChatTurn) -> None:
         """The answer into its session (a one-off question has none: nothing is stored)."""
-        if self.session_id is None:
+        if self.session_id is None or not self.save:
             return
         meta: dict[str, Any] = {
             "timings": answered.timings,
@@ -344,7 +339,11 @@ class Turn:
             sources=answered.sources,
             meta=meta,
         )
-        self.stored = self.components.sessions.append(self.session_id, message)
+        try:
+            self.stored = self.components.sessions.append(self.session_id, message)
+        except DiskFullError as e:  # the answer was written on screen: say it is not kept, don't lose the turn
+            answered.notices.append(e.unsaved_notice())
+            self.save = False
 
     def follow_ups(self, n: int = 2) -> list[str]:
         """Up to ``n`` questions to ask next, from the sources the answer drew on (rules only:
@@ -357,6 +356,13 @@ class Turn:
         return [q for q in questions if q.strip()][:n]
 
     # ------------------------------------------------------------------ helpers
+    def _unrelated_dropped(self, found: Retrieved) -> Retrieved:
+        """Nothing, when what was found cannot be related to a question in another language
+        (``ChatComponents.across_languages``): the refusal and the notice say how to switch."""
+        if found.nodes and self.components.across_languages(self.question, self._sources(found)):
+            found.nodes = []
+        return found
+
     def _renew(self, *, force: bool = False) -> None:
         if self._claim is not None:
             self._claim.renew(force=force)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import stat
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
@@ -55,10 +56,26 @@ def iter_inputs(paths: Iterable[Path]) -> list[tuple[Path, str]]:
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            for f in sorted(x for x in p.rglob("*") if x.is_file()):
+            # Every entry that is not a folder: a named pipe or a socket is listed, so it is refused
+            # with its reason rather than skipped in silence.
+            for f in sorted(x for x in p.rglob("*") if not x.is_dir()):
                 if any(part.startswith(".") for part in f.relative_to(p).parts):
                     continue
                 out.append((f, safe_name(f.relative_to(p).as_posix())))
         else:
             out.append((p, safe_name(p.name)))
     return out
+
+
+def special_kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words ("a named pipe")."""
+    for test, what in (
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a folder"),
+    ):
+        if test(mode):
+            return what
+    return "a special file"

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -37,11 +38,12 @@ from llama_index.core.node_parser import SentenceSplitter
 
 from rag_core import loaders
 from rag_core.entities import read_and_keep
-from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError
+from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError, disk_full
 from rag_core.files import Progress, atomic_copy, atomic_write, file_digest
 from rag_core.index import VectorIndex
+from rag_core.ingestion.failures import failure_reason
 from rag_core.ingestion.markers import IngestMarkers
-from rag_core.ingestion.names import iter_inputs, numbered, safe_name, upload_name
+from rag_core.ingestion.names import iter_inputs, numbered, safe_name, special_kind, upload_name
 from rag_core.ingestion.transforms import BatchedEmbedder, ChunkContext
 from rag_core.loaders.ocr import sidecar_json, sidecar_path
 from rag_core.settings import DocentSettings
@@ -137,14 +139,8 @@ class IngestionService:
             result = IngestResult(name, "cancelled", reason="cancelled: nothing of it was kept")
         except IngestError as e:
             result = IngestResult(name, "failed", reason=e.reason, conflict=isinstance(e, _NameTaken))
-        except DocentError as e:
-            result = IngestResult(name, "failed", reason=str(e))
-        except OSError as e:  # unreadable input, disk full, ...: say so, not "unexpected error"
-            logger.warning("file system error ingesting %s: %s", name, e)
-            result = IngestResult(name, "failed", reason=f"file system error: {e.strerror or e}")
-        except Exception as e:  # a parser bug must not stop the batch
-            logger.exception("unexpected error ingesting %s", name)
-            result = IngestResult(name, "failed", reason=f"unexpected error: {type(e).__name__}: {e}"[:300])
+        except Exception as e:  # a parser bug, a full disk, a server gone: said, and the batch goes on
+            result = IngestResult(name, "failed", reason=failure_reason(name, e, self.settings.data_dir))
         result.seconds = time.perf_counter() - started
         report(f"{result.file}: {result.status}" + (f" ({result.reason})" if result.reason else ""), 1.0)
         return result
@@ -228,7 +224,11 @@ class IngestionService:
     ) -> IngestResult:
         if not path.exists():
             raise IngestError(name, "file not found")
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+            # A named pipe would block the first read until something writes to it: never open one.
+            raise IngestError(name, f"not a regular file ({special_kind(info.st_mode)}): only files can be indexed")
+        size = info.st_size
         limit = self.settings.max_file_mb * 1024 * 1024
         if size > limit:
             raise IngestError(name, f"too large: {size / 1e6:.1f} MB (limit {self.settings.max_file_mb} MB)")
@@ -307,11 +307,14 @@ class IngestionService:
 
     @contextlib.contextmanager
     def _written(self, name: str, source: Path) -> Iterator[None]:
-        """Whatever fails (or is cancelled) while a document is written leaves it absent."""
+        """Whatever fails (or is cancelled) while a document is written leaves it absent (at
+        once, or, when even removing fails, at the next start: the error then says so)."""
         try:
             yield
-        except BaseException:
-            self._discard(name, source)
+        except BaseException as e:
+            if not self._discard(name, source):
+                with contextlib.suppress(AttributeError, TypeError):
+                    e.docent_left_behind = True  # type: ignore[attr-defined]
             raise
 
     def _run_pipeline(self, loaded: loaders.LoadedFile, name: str, report: Progress, cancelled: Cancelled) -> None:
@@ -332,10 +335,11 @@ class IngestionService:
             # chunks' text is in Chroma and the keyword index already.
             self._pipeline(step, texts).run(documents=docs[start:end], store_doc_text=False)
 
-    def _discard(self, name: str, source: Path) -> None:
+    def _discard(self, name: str, source: Path) -> bool:
         """After a failure mid-way: remove what this document left, as recovery would on the
         next start, so the running app stays consistent (the document is absent, never half).
-        The stored copy goes too, unless it is the file being ingested (rebuild, repair)."""
+        The stored copy goes too, unless it is the file being ingested (rebuild, repair).
+        False when that failed too (a full disk, a server gone): recovery removes it later."""
         try:
             self.index.delete_document(name)
             self.registry.remove(name)
@@ -343,8 +347,13 @@ class IngestionService:
             if stored.resolve() != source.resolve():
                 stored.unlink(missing_ok=True)
             self.markers.drop(name)
-        except Exception:  # the pending row and marker stay; recovery removes them on the next start
-            logger.exception("could not clean up after a failed ingestion of %s", name)
+        except Exception as e:  # the pending row and marker stay; recovery removes them on the next start
+            if isinstance(e, DocentError) or disk_full(self.settings.data_dir, e):
+                logger.warning("what the failed ingestion of %s wrote stays until the next start: %s", name, e)
+            else:
+                logger.exception("could not clean up after a failed ingestion of %s", name)
+            return False
+        return True
 
     def _keep_copy(self, path: Path, name: str) -> None:
         dest = self.settings.paths.files / name

@@ -28,7 +28,15 @@ from llama_index.core import Document
 
 from rag_core.errors import IngestError
 from rag_core.loaders.budget import load_file_guarded
-from rag_core.loaders.documents import HIDDEN_KEYS, LoadedFile, doc_metadata, hide_metadata, split_long
+from rag_core.loaders.documents import (
+    HIDDEN_KEYS,
+    MAX_TEXT_CHARS,
+    LoadedFile,
+    doc_metadata,
+    hide_metadata,
+    split_long,
+    too_much_text,
+)
 from rag_core.loaders.docx import MAX_UNPACKED_XML, MAX_XML_ELEMENTS, load_docx
 from rag_core.loaders.html import decode_html, load_html
 from rag_core.loaders.ocr import OcrPage, OcrRequest
@@ -41,6 +49,7 @@ __all__ = [
     "DOCX_EXTS",
     "HIDDEN_KEYS",
     "HTML_EXTS",
+    "MAX_TEXT_CHARS",
     "MAX_UNPACKED_XML",
     "MAX_XML_ELEMENTS",
     "MD_EXTS",
@@ -113,7 +122,17 @@ def check_supported(name: str) -> None:
 
 def load_file(path: Path, name: str, sha256: str, ocr: OcrRequest | None = None) -> LoadedFile:
     """Parse ``path`` (known to the user as ``name``). Raises ``IngestError`` with a reason.
-    ``ocr`` says whether a PDF's pages without a text layer are read by OCR (None: they are not)."""
+    ``ocr`` says whether a PDF's pages without a text layer are read by OCR (None: they are not).
+    A file that yields more than ``MAX_TEXT_CHARS`` of text is refused here, where it was read
+    (in the worker: within the parse budget), not after hours of embedding."""
+    loaded = _load(path, name, sha256, ocr)
+    chars = sum(len(d.text) for d in loaded.documents)
+    if chars > MAX_TEXT_CHARS:
+        raise IngestError(name, too_much_text(chars, MAX_TEXT_CHARS))
+    return loaded
+
+
+def _load(path: Path, name: str, sha256: str, ocr: OcrRequest | None) -> LoadedFile:
     check_supported(name)
     ext = Path(name).suffix.lower()
     try:

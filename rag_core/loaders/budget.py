@@ -77,8 +77,11 @@ def load_file_guarded(
         {} if ocr is None else {"ocr": ocr, "ocr_memory_mb": ocr_memory_mb, "ocr_cache": ocr_cache and str(ocr_cache)}
     )
     job = (os.path.abspath(path), name, sha256, memory_mb, options)
-    scan = _Scan(timeout_s if ocr_page_s is None else ocr_page_s, progress)
-    worker = _checkout()
+    scan = _Scan(timeout_s if ocr_page_s is None else ocr_page_s, progress, timeout_s)
+    try:
+        worker = _checkout(cancelled)  # starting one takes a while on a busy machine: Cancel works meanwhile
+    except _Cancelled:
+        raise IngestCancelled(name) from None
     try:
         try:
             worker.send(job)
@@ -86,7 +89,7 @@ def load_file_guarded(
             worker.kill()
             worker = _Worker()
             worker.send(job)
-        reply = worker.wait(timeout_s, cancelled, scan.event, lambda: scan.page_deadline)
+        reply = worker.wait(timeout_s, cancelled, scan.event, lambda: scan.page_deadline, scan.tick)
     except _Cancelled:
         worker.kill()
         raise IngestCancelled(name) from None
@@ -128,10 +131,21 @@ class _Scan:
     """What the worker said about OCR: the pages to read, the one being read; the deadline and
     memory it adds; the progress shown and the refusal written when a budget runs out."""
 
-    def __init__(self, page_s: float, progress: Progress | None) -> None:
-        self.page_s, self.progress = page_s, progress
+    def __init__(self, page_s: float, progress: Progress | None, timeout_s: float = 0.0) -> None:
+        self.page_s, self.progress, self.timeout_s = page_s, progress, timeout_s
         self.pages = self.page = self.done = self.extra_mb = 0
         self.page_deadline = float("inf")
+        self._shown = 0
+
+    def tick(self, elapsed: float) -> None:
+        """A long read without pages to count (a huge .docx): the seconds it has taken, out of
+        the most it may, every second, so that the wait is seen and can be cancelled."""
+        if self.progress is None or self.pages or int(elapsed) <= self._shown:
+            return
+        self._shown = int(elapsed)
+        self.progress(
+            f"reading ({self._shown} s; refused past {self.timeout_s:g} s)", min(elapsed / self.timeout_s, 1.0)
+        )
 
     def event(self, message: tuple, worker: _Worker) -> float:
         """Handle one message from the worker; returns the seconds it adds to the deadline."""
@@ -193,7 +207,7 @@ class _Died(Exception):
 class _Worker:
     """One child process and the two pipes to it: jobs in, results out."""
 
-    def __init__(self) -> None:
+    def __init__(self, cancelled: Callable[[], bool] | None = None) -> None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         try:
@@ -211,8 +225,14 @@ class _Worker:
         self.jobs = Connection(job_w, readable=False)
         self.results = Connection(res_r, writable=False)
         self.limit_kb = 0
+        ready, deadline = None, time.monotonic() + _STARTUP_TIMEOUT_S
         try:
-            ready = self.results.poll(_STARTUP_TIMEOUT_S) and self.results.recv()
+            while ready is None and time.monotonic() < deadline:
+                if cancelled is not None and cancelled():
+                    self.kill()
+                    raise _Cancelled
+                if self.results.poll(0.25):
+                    ready = self.results.recv()
         except (EOFError, OSError):
             ready = None
         if not ready or ready[0] != "ready":
@@ -229,12 +249,14 @@ class _Worker:
         cancelled: Callable[[], bool] | None = None,
         on_event: Callable[[tuple, _Worker], float] | None = None,
         step_deadline: Callable[[], float] | None = None,
+        tick: Callable[[float], None] | None = None,
     ) -> tuple:
         """The reply to the job sent, waiting at most ``timeout_s`` (and not past a cancel).
         Messages before the reply (OCR's page count and progress) go to ``on_event``, whose
         answer extends the deadline by so many seconds; ``step_deadline()`` is a nearer one
-        (the page being read)."""
-        deadline = time.monotonic() + timeout_s
+        (the page being read); ``tick`` hears the seconds waited so far."""
+        started = time.monotonic()
+        deadline = started + timeout_s
         peak_kb = 0
         while True:
             remaining = min(deadline, step_deadline() if step_deadline else deadline) - time.monotonic()
@@ -242,6 +264,8 @@ class _Worker:
                 raise _TimedOut
             if cancelled is not None and cancelled():
                 raise _Cancelled
+            if tick is not None:
+                tick(time.monotonic() - started)
             try:
                 if self.results.poll(min(0.25, remaining)):
                     reply = self.results.recv()
@@ -281,11 +305,11 @@ _lock = threading.Lock()
 _idle: list[_Worker] = []
 
 
-def _checkout() -> _Worker:
+def _checkout(cancelled: Callable[[], bool] | None = None) -> _Worker:
     with _lock:
         if _idle:
             return _idle.pop()
-    return _Worker()  # started outside the lock: another thread's file need not wait for it
+    return _Worker(cancelled)  # started outside the lock: another thread's file need not wait for it
 
 
 def _checkin(worker: _Worker) -> None:

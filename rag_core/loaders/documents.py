@@ -75,3 +75,17 @@ def split_long(docs: list[Document], limit: int = PART_CHARS) -> list[Document]:
             piece.excluded_llm_metadata_keys = list(doc.excluded_llm_metadata_keys)
             out.append(piece)
     return out
+
+
+# Most characters of text one file may yield: about 8,000 dense pages, four times the
+# 2,000-page PDF of docs/robustness.md (~6 M characters, indexed in minutes). Chunking and
+# embedding time grow with the text, so a file past this would run for hours with no end in
+# sight. Read through the package at call time (``rag_core.loaders.MAX_TEXT_CHARS``).
+MAX_TEXT_CHARS = 25_000_000
+
+
+def too_much_text(chars: int, limit: int) -> str:
+    return (
+        f"too much text: {chars / 1e6:.1f} million characters, more than one file may hold "
+        f"({limit / 1e6:g} million, about {limit // 3000:,} dense pages); split it into smaller files"
+    )

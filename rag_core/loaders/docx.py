@@ -22,7 +22,7 @@ from xml.etree import ElementTree
 from xml.parsers.expat import errors as expat_errors
 
 from rag_core.errors import IngestError
-from rag_core.loaders.documents import LoadedFile, tidy
+from rag_core.loaders.documents import LoadedFile, tidy, too_much_text
 from rag_core.loaders.reasons import CFB, short, sniff
 from rag_core.loaders.sections import Block, section_documents
 
@@ -32,16 +32,17 @@ from rag_core.loaders.sections import Block, section_documents
 MAX_UNPACKED_XML = 100 * 1024 * 1024
 # Most elements one XML part may hold: 30 times an 872-page handbook, ~300 MB of ElementTree.
 MAX_XML_ELEMENTS = 3_000_000
+_TAG = re.compile(rb"<[^>]*>")
 
 _EXPAT_NO_MEMORY = expat_errors.codes[expat_errors.XML_ERROR_NO_MEMORY]
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 _HEADING_NAME = re.compile(r"^heading\s*([1-9])$", re.I)
 
 
-def _limits() -> tuple[int, int]:
+def _limits() -> tuple[int, int, int]:
     from rag_core import loaders  # the package, fully imported by the time a file is read
 
-    return loaders.MAX_UNPACKED_XML, loaders.MAX_XML_ELEMENTS
+    return loaders.MAX_UNPACKED_XML, loaders.MAX_XML_ELEMENTS, loaders.MAX_TEXT_CHARS
 
 
 def load_docx(data: bytes, name: str, sha256: str) -> LoadedFile:
@@ -99,7 +100,7 @@ def _child(el: ElementTree.Element, local: str) -> ElementTree.Element | None:
 
 
 def _docx_xml(zf: zipfile.ZipFile, part: str, name: str) -> ElementTree.Element:
-    max_bytes, max_elements = _limits()
+    max_bytes, max_elements, max_chars = _limits()
     info = zf.getinfo(part)
     if info.file_size > max_bytes:
         raise IngestError(name, f"too large when unpacked: {part} is {info.file_size / 1e6:.0f} MB")
@@ -117,6 +118,12 @@ def _docx_xml(zf: zipfile.ZipFile, part: str, name: str) -> ElementTree.Element:
         raise IngestError(
             name, f"too large when unpacked: {part} holds over {max_elements:,} XML elements (too complex to read)"
         )
+    # The text between the tags, measured the same way (a 277 KB .docx can unpack to 95 MB of
+    # text in few elements: read in seconds, then hours of chunking and embedding).
+    if len(raw) > max_chars:
+        chars = len(_TAG.sub(b"", raw).decode("utf-8", "replace"))
+        if chars > max_chars:
+            raise IngestError(name, too_much_text(chars, max_chars))
     try:
         return ElementTree.fromstring(raw)
     except ElementTree.ParseError as e:

@@ -72,23 +72,22 @@ class Backups:
             return dest
 
     def if_due(self, db: SQLiteDatabase, *, starting: bool = False) -> None:
-        """A backup when the newest is older than ``every_s`` (called after writes), or, when
-        ``starting``, whenever the file changed since the newest backup."""
-        if self.every_s is None:
+        """A backup when the newest is older than ``every_s``: after writes, and, when
+        ``starting``, if the file changed since the newest backup. Every CLI command is a start:
+        the interval holds for them too (600 commands used to leave 600 backups behind)."""
+        if self.every_s is None or time.time() - self._last < self.every_s:
             return
-        due = time.time() - self._last >= self.every_s
-        if starting and not due:
+        if starting and self._last:
             changed = max(
                 (Path(f"{db.path}{s}").stat().st_mtime for s in ("", "-wal") if Path(f"{db.path}{s}").exists()),
                 default=0.0,
             )
-            due = changed > self._last
-        if not due:
-            return
+            if changed <= self._last:
+                return
         try:
             self.take(db)
-        except (OSError, sqlite3.Error):  # a failed backup must not fail the write that triggered it
-            logger.exception("could not back up %s", db.path)
+        except (OSError, sqlite3.Error) as e:  # a failed backup must not fail the write that triggered it
+            logger.warning("could not back up %s: %s", db.path, e)
             self._last = time.time()
 
     def newest_good(self) -> Path | None:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rag_core.errors import DatabaseDamagedError, damaged, translated
+from rag_core.errors import DatabaseDamagedError, DiskFullError, damaged, disk_full, free_bytes, translated
 from rag_core.storage.database import Database, Row
 from rag_core.storage.dialect import SQLITE
 from rag_core.storage.migrations import MIGRATIONS
@@ -40,6 +40,7 @@ class SQLiteDatabase(Database):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.backups = backups
         self._local = threading.local()
+        self.full: DiskFullError | None = None  # set when opened read-only for want of space
         if self.path.exists() and self.path.stat().st_size == 0:
             raise damaged(self.path, "the file is empty (0 bytes)")
         try:
@@ -51,20 +52,62 @@ class SQLiteDatabase(Database):
             self._migrate(conn)
         except sqlite3.DatabaseError as e:
             self.close()
-            raise damaged(self.path, str(e)) from e
+            full = disk_full(self.path.parent, e) if isinstance(e, sqlite3.OperationalError) else None
+            if full is None:
+                raise damaged(self.path, str(e)) from e
+            self._read_only(full)  # not damage: the file is left as it is, and read
         except DatabaseDamagedError:
             self.close()
             raise
 
+    def _read_only(self, full: DiskFullError) -> None:
+        """On a disk too full for WAL's side files (-shm, -wal), the file is read as it is on
+        disk (SQLite's ``immutable``: no side files, no locks): listing and asking keep
+        working; every write says the disk is full. Another process cannot write either."""
+        if not self.path.exists() or self._pending_migrations():
+            raise full
+        self.full = full
+
+    def _immutable(self) -> str:
+        return f"{self.path.resolve().as_uri()}?immutable=1"
+
+    def _writable_again(self) -> bool:
+        """After space was freed: the file opened for writing again, in this thread."""
+        self.close()
+        full, self.full = self.full, None
+        try:
+            self._connection().execute("PRAGMA journal_mode=WAL")
+            return True
+        except sqlite3.DatabaseError:
+            self.close()
+            self.full = full
+            return False
+
+    def _pending_migrations(self) -> bool:
+        try:
+            conn = self._connection_to(self._immutable())
+            done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+        except sqlite3.DatabaseError:
+            return True
+        finally:
+            self.close()
+        return any(fn.__name__ not in done for fn in MIGRATIONS)
+
     def _connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.row_factory = sqlite3.Row
+            conn = self._connection_to(self._immutable() if self.full else str(self.path))
+        return conn
+
+    def _connection_to(self, where: str) -> sqlite3.Connection:
+        uri = where.startswith("file:")
+        conn = sqlite3.connect(where, timeout=30, isolation_level=None, check_same_thread=False, uri=uri)
+        conn.row_factory = sqlite3.Row
+        if not self.full:
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA synchronous=NORMAL")
-            self._local.conn = conn
+        self._local.conn = conn
         return conn
 
     def close(self) -> None:
@@ -77,13 +120,16 @@ class SQLiteDatabase(Database):
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A transaction: committed on success, rolled back on error."""
+        if self.full and not self._writable_again():
+            raise DiskFullError(self.full.folder, free_bytes(self.full.folder))
         try:
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite has rolled back itself after SQLITE_FULL
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as e:

@@ -1,0 +1,32 @@
+"""What a turn says beside its answer once the search is settled: the notices shown above it,
+and the refusal it gives when nothing was found (kept out of ``turn.py``, which runs the phases)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rag_core.prompts import NO_ANSWER
+
+
+def search_notices(
+    asked: list[str], notices: list[str], language: list[str], stats: dict[str, Any], found: bool
+) -> list[str]:
+    """The question's own notices, the search's, the language's; and the names of a question
+    that the documents found do not mention (the answer is about the rest)."""
+    said = [*asked, *notices, *language]
+    unmentioned = stats.get("unmentioned_names")
+    if unmentioned and found:
+        said.append(f"The documents found don't mention {', '.join(unmentioned)}: the answer is about the rest.")
+    return said
+
+
+def refusal(stats: dict[str, Any], found: bool) -> str:
+    """The answer when there is nothing to answer from: the documents don't cover a name the
+    question gives (``entity_scope``), no indexed document names it, or nothing matched."""
+    missing = stats.get("missing_names") if not found else None
+    return stats.get("refusal") or (
+        f"The documents don't mention {', '.join(missing)}: no indexed document names "
+        f"{'it' if len(missing) == 1 else 'them'}, so there is nothing to answer from."
+        if missing
+        else NO_ANSWER
+    )
