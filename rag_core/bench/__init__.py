@@ -136,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
     if args.team:
         from rag_core.bench.team import bench_team
 
-        team = bench_team(args.people, sec_docs(Path(args.docs) if args.docs else None), report, args.parallel)
+        docs = sec_docs(Path(args.docs) if args.docs else None)
+        team = bench_team(args.people, docs, report, args.parallel, args.max_new_tokens)
         print(json.dumps({"team": team}, ensure_ascii=False) if args.json else json.dumps(team, indent=1))
         return 0 if team["errors"] == 0 and team["turns_stored_in_order"] == team["turns"] else 1
 

@@ -236,12 +236,16 @@ def _read_back(env: dict[str, str], folder: Path, turns: list[dict], people: lis
     return stored_in_order(build_context(load_settings(data_dir=folder / "check"), recover=False), turns, people)
 
 
-def bench_team(people_n: int, docs: Path, report: Report, parallel: int = 2) -> dict[str, Any]:
+def bench_team(
+    people_n: int, docs: Path, report: Report, parallel: int = 2, max_new_tokens: int | None = None
+) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="docent-bench-team-"))
     folder.chmod(0o755)  # PostgreSQL runs as nobody under root: it must reach its folder inside
     questions, files = conversations(people_n)
     people = [{"person": f"p{i + 1:02d}@bench.example.org", "questions": q} for i, q in enumerate(questions)]
     with team_servers(folder, report, parallel) as env:
+        if max_new_tokens:  # the answers' length cap, as in the other answer figures
+            env["DOCENT_LLM_MAX_NEW_TOKENS"] = str(max_new_tokens)
         _ingest(env, folder, docs, files, report)
         started = time.perf_counter()
         rows = _run_processes(env, folder, people, report)
@@ -268,4 +272,5 @@ def bench_team(people_n: int, docs: Path, report: Report, parallel: int = 2) -> 
         "seconds": round(seconds, 1),
         "model_slots": parallel if not os.environ.get("DOCENT_OPENAI_BASE_URL") else None,
         "files": sorted(files),
+        "max_new_tokens": max_new_tokens,
     }
