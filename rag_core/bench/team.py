@@ -126,7 +126,7 @@ def team_servers(folder: Path, report: Report, parallel: int) -> Iterator[dict[s
         if env.get("DOCENT_LLM_PROVIDER") != "openai" or not env.get("DOCENT_OPENAI_BASE_URL"):
             report(f"starting serve-model (--parallel {parallel}; loading the model)…")
             port = _port()
-            cmd = [sys.executable, "-m", "rag_core", "--data-dir", str(folder / "model"), "serve-model"]
+            cmd = [sys.executable, "-m", "rag_core", "serve-model"]  # the model assembled once, where the app keeps it
             cmd += ["--port", str(port), "--parallel", str(parallel)]
             url = f"http://127.0.0.1:{port}"
             stack.enter_context(
@@ -253,6 +253,8 @@ def bench_team(
         turns = [r for r in rows if "turn" in r]
         stored = _read_back(env, folder, turns, people)
     ok = [r for r in turns if "error" not in r]
+    if len(ok) == len(people) * 3:
+        shutil.rmtree(folder, ignore_errors=True)  # else kept: the servers' logs say what went wrong
     sources = [r["sources_s"] for r in ok]
     first = [r["first_token_s"] for r in ok if "first_token_s" in r]
     errors = [f"{r['person']} turn {r['turn']}: {r['error']}" for r in turns if "error" in r]
