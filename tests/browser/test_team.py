@@ -150,7 +150,7 @@ def sign_in_again(page: Page, team: Team, server: Server, user: dict[str, object
     page.goto(server.url)
     signed = page.get_by_text(f"Signed in as {user['email']}")
     button = page.get_by_role("button", name="Sign in")
-    expect(signed.or_(button)).to_be_visible()
+    expect(signed.or_(button)).to_be_visible(timeout=180_000)  # a first page waits for the start-up imports
     if not signed.is_visible():
         button.click()
     expect(signed).to_be_visible()
