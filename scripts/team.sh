@@ -4,7 +4,9 @@
 #
 # Usage: bash scripts/team.sh [N_APPS]      (default 2; apps on ports 8501, 8502, ...)
 # Environment: TEAM_DIR (default ./.team: the database cluster, vectors, files, each app's
-# data folder and the logs), PG_PORT (5433), CHROMA_PORT (8000), MODEL_PORT (8081).
+# data folder and the logs), PG_PORT (5433), CHROMA_PORT (8000), MODEL_PORT (8081), APP_PORT
+# (8501: the first app's), DOCENT_MODEL_CACHE (where the assembled model is; default the
+# laptop's, ~/.docent/models, so a try does not assemble a second 1.1 GB copy).
 # Needs Debian's postgresql package (apt-get install postgresql) and the venv of
 # scripts/test.sh (or `pip install -r requirements.txt`).
 set -euo pipefail
@@ -15,6 +17,7 @@ TEAM_DIR=$(realpath -m "${TEAM_DIR:-.team}")
 PG_PORT=${PG_PORT:-5433}
 CHROMA_PORT=${CHROMA_PORT:-8000}
 MODEL_PORT=${MODEL_PORT:-8081}
+APP_PORT=${APP_PORT:-8501}
 PY=${PYTHON:-.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 PGBIN=$(dirname "$(compgen -G '/usr/lib/postgresql/*/bin/initdb' | sort -V | tail -1)")
@@ -53,9 +56,10 @@ export DOCENT_DATABASE_URL="postgresql://docent@127.0.0.1:$PG_PORT/docent"
 PIDS+=($!)
 
 # 3. The local model, loaded once for every app process.
-"$PY" -m rag_core --data-dir "$TEAM_DIR/model" serve-model --port "$MODEL_PORT" >"$TEAM_DIR/logs/model.log" 2>&1 &
+echo "loading the model (the first time, it is assembled: a minute or two)…"
+"$PY" -m rag_core serve-model --port "$MODEL_PORT" >"$TEAM_DIR/logs/model.log" 2>&1 &
 PIDS+=($!)
-until grep -q "^Serving" "$TEAM_DIR/logs/model.log"; do
+until grep -qs "^Serving" "$TEAM_DIR/logs/model.log"; do
   kill -0 "${PIDS[-1]}" 2>/dev/null || { cat "$TEAM_DIR/logs/model.log" >&2; exit 1; }
   sleep 1
 done
@@ -65,10 +69,14 @@ export DOCENT_CHROMA_HOST=127.0.0.1 DOCENT_CHROMA_PORT="$CHROMA_PORT" DOCENT_FIL
 export DOCENT_LLM_PROVIDER=openai DOCENT_OPENAI_BASE_URL="http://127.0.0.1:$MODEL_PORT/v1"
 export DOCENT_OPENAI_MODEL=qwen2.5-coder-1.5b
 for i in $(seq 1 "$APPS"); do
-  port=$((8500 + i))
+  port=$((APP_PORT + i - 1))
   DOCENT_DATA_DIR="$TEAM_DIR/app$i" "$PY" -m streamlit run app.py --server.port "$port" --server.headless true \
-    >"$TEAM_DIR/logs/app$i.log" 2>&1 &
+    --browser.gatherUsageStats false >"$TEAM_DIR/logs/app$i.log" 2>&1 &
   PIDS+=($!)
+  until curl -fs "http://127.0.0.1:$port/_stcore/health" >/dev/null; do
+    kill -0 "${PIDS[-1]}" 2>/dev/null || { tail -20 "$TEAM_DIR/logs/app$i.log" >&2; exit 1; }
+    sleep 1
+  done
   echo "app $i: http://127.0.0.1:$port"
 done
 echo "database $DOCENT_DATABASE_URL · chroma 127.0.0.1:$CHROMA_PORT · model http://127.0.0.1:$MODEL_PORT/v1"

@@ -6,6 +6,7 @@ with the raw figures beside it; ``docs/performance.md`` has the table and the co
     python -m rag_core bench --json [--docs DIR] [--questions figures.jsonl] [--quick]
     python -m rag_core bench PDF... [--llm] [--json]     # parsing, embedding, LLM speed only
     python -m rag_core bench --files [--files-growth N] [--json]   # many small files (rag_core.bench.files)
+    python -m rag_core bench --team [--people 20] [--json]  # people at once on the team's servers
 
 With ``--json`` the last line is one object: ``{"targets": {name: {"value", "target", "met"}},
 "answer", "follow_up", "ingest", "delete", "retrieval", "app", ...}``; with PDFs given, the
@@ -165,6 +166,13 @@ def run(args: argparse.Namespace) -> int:
     def report(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
+    if args.team:
+        from rag_core.bench.team import bench_team
+
+        docs = sec_docs(Path(args.docs) if args.docs else None)
+        team = bench_team(args.people, docs, report, args.parallel, args.max_new_tokens)
+        print(json.dumps({"team": team}, ensure_ascii=False) if args.json else json.dumps(team, indent=1))
+        return 0 if team["errors"] == 0 and team["turns_stored_in_order"] == team["turns"] else 1
     if args.busy_levers or args.busy_only:
         from rag_core.bench.busy import LEVERS, run_levers
 
@@ -233,4 +241,13 @@ def register_cli(sub: Any) -> None:
         "--files-uploads", type=int, default=0, help="with --files: small files through the app's upload path (0: none)"
     )
     s.add_argument("--json", action="store_true", help="one JSON object, the last line")
+    s.add_argument(
+        "--team",
+        action="store_true",
+        help="people asking at once through two app processes sharing PostgreSQL, Chroma and serve-model "
+        "(docs/team.md); uses the servers in DOCENT_DATABASE_URL/DOCENT_CHROMA_HOST/DOCENT_OPENAI_BASE_URL "
+        "or starts its own",
+    )
+    s.add_argument("--people", type=int, default=20, help="with --team: people, each asking three questions")
+    s.add_argument("--parallel", type=int, default=2, help="with --team: slots of the model server it starts")
     s.set_defaults(func=run)

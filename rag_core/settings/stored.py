@@ -28,7 +28,10 @@ def read(url: str) -> tuple[dict[str, Any], str | None]:
     """The saved values, and why they could not be read as an object (None when they could)."""
     try:
         with postgres.borrowed(url) as conn:
-            row = conn.execute("SELECT data FROM saved_settings WHERE id = 1").fetchone()
+            # Before the first start has migrated there is no table: asked first, so that the
+            # server's log does not carry an error for every process that starts on a new database.
+            made = conn.execute("SELECT to_regclass('saved_settings') IS NOT NULL").fetchone()
+            row = conn.execute("SELECT data FROM saved_settings WHERE id = 1").fetchone() if made and made[0] else None
             conn.rollback()
     except DocentError as e:
         with _LAST_LOCK:

@@ -1,8 +1,10 @@
 """A team's Docent on real servers, in a real browser: PostgreSQL (Debian's binaries), a
 ``chroma run`` server, a model endpoint on loopback, and two app processes on two ports,
 each with its own data folder (as on two machines), sharing the database, the vectors and
-the stored files. Sign-in is on (the test OIDC provider); both processes trust the same
-cookie, as behind one reverse proxy.
+the stored files. Sign-in is on (the test OIDC provider), with one cookie secret for both processes.
+Streamlit's sign-in cookie names the origin it was made for (port included), and cookies
+ignore the port: a browser that moves from one process to the other here signs in again
+(behind one reverse proxy both are one origin and one sign-in does).
 
 What a team relies on: a conversation started in one process is there in the other; a
 document uploaded through one is found by the other at once; two people never see each
@@ -142,13 +144,13 @@ def signed_in(browser: Browser, team: Team, server: Server, user: dict[str, obje
 
 
 def sign_in_again(page: Page, team: Team, server: Server, user: dict[str, object]) -> None:
-    """Sign in on ``server``, unless the browser's cookie already does (cookies ignore the port,
-    and both processes share the cookie secret, as behind one proxy)."""
+    """Sign in on ``server``, unless the browser's cookie already does (it is one cookie for both
+    ports, and it holds for the origin that made it last)."""
     team.provider.user = user
     page.goto(server.url)
     signed = page.get_by_text(f"Signed in as {user['email']}")
     button = page.get_by_role("button", name="Sign in")
-    expect(signed.or_(button)).to_be_visible()
+    expect(signed.or_(button)).to_be_visible(timeout=180_000)  # a first page waits for the start-up imports
     if not signed.is_visible():
         button.click()
     expect(signed).to_be_visible()
@@ -221,9 +223,7 @@ def test_postgres_and_chroma_restarted_under_a_running_app(team: Team, browser: 
 def test_kill_9_of_one_process_while_it_answers(team: Team, browser: Browser) -> None:
     FakeOpenAI.delay, FakeOpenAI.padding = 0.5, 8  # long enough to be killed half-way
     try:
-        ana = signed_in(browser, team, team.a, ANA)
-        sign_in_again(ana, team, team.b, ANA)  # for later, when A is gone
-        ana.goto(team.a.url)  # the Chat page is the default one
+        ana = signed_in(browser, team, team.a, ANA)  # on A's default page, Chat
         expect(ana.get_by_test_id("stChatInputTextArea")).to_be_visible()
         new_chat(ana)
         ask(ana, "Where did the Orion project launch?")
@@ -235,6 +235,7 @@ def test_kill_9_of_one_process_while_it_answers(team: Team, browser: Browser) ->
     finally:
         FakeOpenAI.delay, FakeOpenAI.padding = 0.0, 1
     assert before[0] == ("user", "Where did the Orion project launch?")  # stored before the answer began
+    sign_in_again(ana, team, team.b, ANA)  # B is another origin here (one, behind a proxy)
     ana.goto(f"{team.b.url}/?session={sid}")  # the other process serves on
     expect(ana.get_by_test_id("stChatMessage").first).to_contain_text("Where did the Orion project launch?")
     after = stored_messages(team.url, sid)
