@@ -21,6 +21,7 @@ from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter,
 from rag_core.index import VectorIndex
 from rag_core.retrieval.fusion import Fused, RankedList, by_document, fuse
 from rag_core.retrieval.keywords import KeywordCache, doc_of
+from rag_core.retrieval.pages import latest_documents, statement_list
 from rag_core.retrieval.queries import ConversationQueries, query_variants
 from rag_core.retrieval.result import Retrieval
 from rag_core.retrieval.routing import route_by_name
@@ -126,11 +127,17 @@ class HybridRetriever(BaseRetriever):
                 NodeWithScore(node=bm.nodes[i], score=score) for key, score in pages for i in bm.page_nodes[key]
             ]
             lists = [*lists, ("page_score", s.page_weight, page_list)]
+        doc_scores = bm.doc_scores(query, s.name_weight)
+        doc_scores = latest_documents(query, bm, doc_of, doc_scores, s.latest_weight)
+        if s.statement_weight > 0:
+            statements = statement_list(query, bm, doc_of, doc_scores)
+            if statements:
+                lists = [*lists, ("statement_score", s.statement_weight, statements)]
         fused = fuse(lists)
         weight = s.document_weight
         if weight <= 0 or not fused.ranked:
             return fused
-        docs = by_document(fused, bm.doc_scores(query, s.name_weight), doc_of, bm.doc_chunks)
+        docs = by_document(fused, doc_scores, doc_of, bm.doc_chunks)
         return fuse([*lists, ("document_score", weight, docs)])
 
     # ------------------------------------------------------------------ signals

@@ -1,0 +1,272 @@
+"""Pages by their structure: the row labels and titles of a page's tables, and the date of a document.
+
+A broad question about a filing ("How did Apple's operating expenses compare to its revenue in
+Q1 2023?") names line items, not the words of any one passage: the page that answers it is the
+statement whose rows are labelled "Total operating expenses" and "Total net sales". Searched as
+text, every chunk of every statement looks alike (docs/evaluation.md, "Chunk context"); searched
+as *labels* — the text before a row's figures, and the titles set in capitals — a page is
+picked by the line items it holds. ``statement_list`` is that list, for the fusion: it is empty
+unless the question names a line item or a statement some page holds, so precise questions and
+non-financial folders are searched as before.
+
+``latest_documents`` reads "the latest 10-Q" / "the most recent report": among the documents
+the question is about, the one whose first page carries the latest date.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import weakref
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from llama_index.core.schema import NodeWithScore
+
+from rag_core.text import STOP_WORDS, is_title
+
+# A table row is a label, then only figures to the end of the line ("Total net sales 117,154
+# 123,945", "Research and development $ 7,709 $ 6,306 22 %", "Net income $ (1,234)").
+_FIGURE = re.compile(r"[$(]*-?\d[\d,.]*\)?%?|[$%()—–-]+")
+_LABEL = re.compile(r"[A-Za-z][^\d$]*")
+_AMOUNT = re.compile(r"\d{3}|\d[,.]\d|\$|%")
+_WORD = re.compile(r"[a-z]+")
+# Words of a label or title that say nothing about the line item.
+_GENERIC = frozenset(
+    "total condensed consolidated statement statements unaudited continued note notes inc corporation "
+    "company subsidiaries million millions thousand thousands billion except per share amount amounts data "
+    "ended month months three six nine twelve year years quarter period january february march april may june "
+    "july august september october november december".split()
+)
+# Words of a question that name line items in other words (a filing writes "net sales" and
+# "research and development"; a question says "revenue" and "R&D").
+_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "revenue": ("net", "sales", "revenue"),
+    "sales": ("revenue",),
+    "earnings": ("net", "income"),
+    "profit": ("income", "margin"),
+    "spending": ("expense", "cost"),
+    "expenditure": ("expense", "cost"),
+    "operational": ("operating",),
+    "operations": ("operating", "operation"),
+    "opex": ("operating", "expense"),
+    "capex": ("purchase", "property", "equipment", "capital", "expenditure"),
+    "buyback": ("repurchase", "common", "stock"),
+    "repurchase": ("repurchase", "common", "stock"),
+    "inventory": ("inventory", "inventories"),
+    "tax": ("income", "tax", "provision", "effective"),
+    "debt": ("debt", "borrowing", "note"),
+    "cash": ("cash", "activity", "provided"),
+}
+_PHRASES: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
+    (re.compile(r"\br\s*&\s*d\b", re.IGNORECASE), ("research", "development")),
+    (re.compile(r"\bcapital expenditures?\b", re.IGNORECASE), ("purchase", "property", "equipment")),
+    (re.compile(r"\bincome statements?\b", re.IGNORECASE), ("operation", "income")),
+    (re.compile(r"\bgross (?:profit|margin)\b", re.IGNORECASE), ("gross", "margin", "profit")),
+]
+MIN_LABEL_SCORE = 2.0  # the best page's label weight below which the question names no line item
+PAGES = 3  # pages the list holds
+CHUNKS_PER_PAGE = 2
+ABOUT_SHARE = 0.8  # documents within this share of the best document score are "what the question is about"
+
+
+def _norm(word: str) -> str:
+    """Singular forms, so "inventories" meets "inventory" and "expenses" meets "expense"."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def label_terms(text: str) -> frozenset[str]:
+    """The words of a label or title that name its line item."""
+    return frozenset(_norm(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and _norm(w) not in _GENERIC)
+
+
+def question_terms(question: str) -> set[str]:
+    """The question's words, with the words filings use for the same line items."""
+    terms = {_norm(w) for w in _WORD.findall(question.lower()) if w not in STOP_WORDS}
+    for word in list(terms):
+        terms.update(_norm(s) for s in _SYNONYMS.get(word, ()))
+    for pattern, words in _PHRASES:
+        if pattern.search(question):
+            terms.update(_norm(w) for w in words)
+    return terms
+
+
+def row_label(line: str) -> str:
+    """The label of a table row (the words before its figures), a title line itself, or ""."""
+    if is_title(line):
+        return line
+    words = line.split()
+    end = len(words)
+    while end and _FIGURE.fullmatch(words[end - 1]):
+        end -= 1
+    # an amount, not a page number (a table of contents lists "Balance Sheets 5")
+    if end == len(words) or not any(_AMOUNT.search(w) for w in words[end:]):
+        return ""
+    label = " ".join(words[:end])
+    return label if _LABEL.fullmatch(label) and len(label) <= 80 else ""
+
+
+def row_labels(text: str) -> list[frozenset[str]]:
+    """The labels of a chunk's table rows and its titles, as word sets."""
+    out = []
+    for line in text.splitlines():
+        terms = label_terms(row_label(line.strip()))
+        if terms and len(terms) <= 8:
+            out.append(terms)
+    return out
+
+
+@dataclass
+class PageLabels:
+    """Per page (document, page number): its chunks and the labels each chunk holds; the idf of
+    label words over pages."""
+
+    chunks: dict[tuple[str, int], list[tuple[int, list[frozenset[str]]]]] = field(default_factory=dict)
+    idf: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, nodes: Sequence[Any], doc_of: Any) -> PageLabels:
+        chunks: dict[tuple[str, int], list[tuple[int, list[frozenset[str]]]]] = defaultdict(list)
+        for i, node in enumerate(nodes):
+            page = (node.metadata or {}).get("page")
+            if not isinstance(page, int):
+                continue
+            labels = row_labels(node.get_content())
+            if labels:
+                chunks[(doc_of(node), page)].append((i, labels))
+        df: dict[str, int] = defaultdict(int)
+        for entries in chunks.values():
+            for word in {w for _, labels in entries for label in labels for w in label}:
+                df[word] += 1
+        n = len(chunks)
+        idf = {w: math.log(1 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
+        return cls(dict(chunks), idf)
+
+    def label_score(self, label: frozenset[str], terms: set[str]) -> float:
+        """How much of ``label`` the question names: the idf of its words the question holds,
+        when it holds at least two thirds of them (a one-word label: the word)."""
+        have = label & terms
+        if not have or len(have) * 3 < len(label) * 2:
+            return 0.0
+        return sum(self.idf.get(w, 0.0) for w in have) * len(have) / len(label)
+
+    def score_pages(self, question: str) -> dict[tuple[str, int], tuple[float, dict[int, float]]]:
+        """Per page with a label the question names: the page's score (each distinct label
+        once) and each chunk's."""
+        terms = question_terms(question)
+        out = {}
+        for key, entries in self.chunks.items():
+            seen: dict[frozenset[str], float] = {}
+            per_chunk: dict[int, float] = {}
+            for i, labels in entries:
+                chunk_score = 0.0
+                for label in labels:
+                    s = self.label_score(label, terms)
+                    if s > 0:
+                        chunk_score += s
+                        seen[label] = s
+                if chunk_score > 0:
+                    per_chunk[i] = chunk_score
+            if seen:
+                out[key] = (sum(seen.values()), per_chunk)
+        return out
+
+
+_CACHE: weakref.WeakKeyDictionary[Any, PageLabels] = weakref.WeakKeyDictionary()
+
+
+def page_labels(bm: Any, doc_of: Any) -> PageLabels:
+    """The labels of the pages of a keyword index's nodes, built once per index object."""
+    labels = _CACHE.get(bm)
+    if labels is None:
+        labels = PageLabels.build(bm.nodes, doc_of)
+        _CACHE[bm] = labels
+    return labels
+
+
+def statement_list(
+    question: str, bm: Any, doc_of: Any, doc_scores: Mapping[str, float], pages: int = PAGES
+) -> list[NodeWithScore]:
+    """The chunks of the pages whose row labels and titles the question names, best first:
+    a page's label score times its document's share of the best document score (the
+    statement of the filing the question is about, not a neighbour's). Empty when no page's
+    labels reach ``MIN_LABEL_SCORE``: the question names no line item."""
+    labels = page_labels(bm, doc_of)
+    scored = labels.score_pages(question)
+    if not scored or max(s for s, _ in scored.values()) < MIN_LABEL_SCORE:
+        return []
+    best_doc = max(doc_scores.values(), default=0.0) or 1.0
+    ranked = sorted(
+        (
+            (score * doc_scores.get(key[0], 0.0) / best_doc, key, chunks)
+            for key, (score, chunks) in scored.items()
+            if doc_scores.get(key[0], 0.0) >= ABOUT_SHARE * best_doc
+        ),
+        key=lambda x: (-x[0], x[1]),
+    )
+    out: list[NodeWithScore] = []
+    for score, _key, chunks in ranked[:pages]:
+        if score <= 0:
+            break
+        for i in sorted(chunks, key=lambda i: (-chunks[i], i))[:CHUNKS_PER_PAGE]:
+            out.append(NodeWithScore(node=bm.nodes[i], score=round(score, 4)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------- latest
+_LATEST = re.compile(r"\b(?:latest|most recent|newest|most current)\b", re.IGNORECASE)
+_MONTH_NAMES = "january february march april may june july august september october november december".split()
+_DATE = re.compile(r"\b(" + "|".join(_MONTH_NAMES) + r")\s+(\d{1,2}),\s*((?:19|20)\d{2})\b", re.IGNORECASE)
+
+
+def asks_latest(question: str) -> bool:
+    return bool(_LATEST.search(question))
+
+
+def document_dates(bm: Any, doc_of: Any) -> dict[str, date]:
+    """Per document, the latest date written on its first page (a filing's cover: the period
+    it covers and the date of its share count; a release's date line)."""
+    dates: dict[str, date] = {}
+    for node in bm.nodes:
+        meta = node.metadata or {}
+        if meta.get("page") not in (1, None):
+            continue
+        for month, day, year in _DATE.findall(node.get_content()[:4000]):
+            try:
+                d = date(int(year), _MONTH_NAMES.index(month.lower()) + 1, int(day))
+            except ValueError:
+                continue
+            key = doc_of(node)
+            if key not in dates or d > dates[key]:
+                dates[key] = d
+    return dates
+
+
+def latest_documents(question: str, bm: Any, doc_of: Any, doc_scores: dict[str, float], bonus: float) -> dict[str, float]:
+    """``doc_scores`` with ``bonus`` added to the latest-dated document among those the
+    question is about (within ``ABOUT_SHARE`` of the best score), when it asks for the
+    latest or most recent one; unchanged otherwise."""
+    if not asks_latest(question) or not doc_scores or bonus <= 0:
+        return doc_scores
+    best = max(doc_scores.values())
+    if best <= 0:
+        return doc_scores
+    dates = _DATES.get(bm)
+    if dates is None:
+        dates = document_dates(bm, doc_of)
+        _DATES[bm] = dates
+    about = [d for d, s in doc_scores.items() if s >= ABOUT_SHARE * best and d in dates]
+    if len(about) < 2:
+        return doc_scores
+    latest = max(about, key=lambda d: (dates[d], doc_scores[d]))
+    return {**doc_scores, latest: doc_scores[latest] + bonus}
+
+
+_DATES: weakref.WeakKeyDictionary[Any, dict[str, date]] = weakref.WeakKeyDictionary()
