@@ -27,7 +27,8 @@ if starting is not None:
         st.title("📚 Docent")
         st.caption("Starting: loading the search and model libraries (a few seconds, once per server start)…")
 
-from rag_core import DocentError  # noqa: E402 (after the starting line, on purpose)
+from rag_core import DatabaseUnavailableError, DocentError  # noqa: E402 (after the starting line, on purpose)
+from rag_core.index import unreachable_server  # noqa: E402
 from ui.auth import may_enter, render_account, sign_in_page  # noqa: E402
 from ui.context import get_context  # noqa: E402
 from ui.navigation import CHAT_PAGE, EVALUATE_PAGE, SETTINGS_PAGE, UPLOAD_PAGE  # noqa: E402
@@ -49,4 +50,12 @@ if may_enter():
     render_account()
 else:
     navigation = st.navigation([st.Page(sign_in_page, title="Sign in", icon="🔒")], position="hidden")
-navigation.run()
+try:
+    navigation.run()
+except DatabaseUnavailableError as e:  # a team's PostgreSQL away: said plainly; the next run tries again
+    st.error(str(e), icon="🛑")
+except Exception as e:  # a team's Chroma server away: the same, instead of a traceback
+    problem = unreachable_server(e, get_context().settings)
+    if problem is None:
+        raise
+    st.error(problem, icon="🛑")

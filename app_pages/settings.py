@@ -139,6 +139,7 @@ def settings_form(s: DocentSettings, provider: str) -> dict[str, Any] | None:
         with right:
             v["chunk_overlap"] = number(s, "chunk_overlap", "Chunk overlap (tokens)", step=8)
         st.caption("Chunk size and overlap apply to new uploads; rebuild the index to apply them to every document.")
+        v["ocr"] = st.toggle("Read scanned pages (OCR)", s.ocr, **describe("ocr"))
         v["embed_provider"] = choose(s, "embed_provider", "Embedding model")
         st.caption("Changing the embedding model makes the index unusable until it is rebuilt (below).")
 

@@ -1,15 +1,19 @@
 """The one composition root: ``build_context(settings)`` wires every service once.
 
 Nothing per-user lives here (the current session, typed keys and drafts belong to
-the caller), so the Streamlit app can cache the context with ``st.cache_resource``.
+the caller), so the Streamlit app can cache the context with ``st.cache_resource``; a
+signed-in person works through ``ctx.for_person(who)``, the same context seeing only that
+person's conversations (and, with ``libraries = "per_user"``, only their documents).
 The LLM and the reranker are built lazily by a ``ModelLoader``: the local model takes a
 while to assemble and load, and a page that only lists documents should not wait for it.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
-from dataclasses import dataclass, field
+import threading
+from dataclasses import dataclass, field, replace
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
@@ -24,7 +28,9 @@ from rag_core.providers.embeddings import build_embedding
 from rag_core.providers.llm import ProgressFn
 from rag_core.providers.models import ModelLoader
 from rag_core.settings import DocentSettings, saved_notice
-from rag_core.storage import Backups, Database, DocumentRegistry, SessionStore, open_database
+from rag_core.storage import Backups, Database, DocumentRegistry, SessionStore, SQLiteDatabase, open_database
+from rag_core.storage.kvstore import DatabaseKVStore
+from rag_core.storage.postgres import PostgresDatabase
 from rag_core.suggestions import SuggestionService
 from rag_core.viewer import Viewer
 
@@ -49,6 +55,10 @@ class AppContext:
     # Keyword-only, so they follow the defaulted fields yet need no None default (pages use them as is).
     viewer: Viewer = field(kw_only=True)  # page images and passages in context (rag_core/viewer.py)
     suggestions: SuggestionService = field(kw_only=True)  # suggested questions (rag_core/suggestions.py)
+    person: str = field(default="", kw_only=True)  # whose conversations these are ('' the one local person)
+    recover: bool = field(default=True, kw_only=True, repr=False)
+    _people: dict[str, AppContext] = field(default_factory=dict, kw_only=True, repr=False)
+    _people_lock: threading.Lock = field(default_factory=threading.Lock, kw_only=True, repr=False)
 
     def llm(self, progress: ProgressFn | None = None) -> LLM:
         """The LLM, built and loaded on first use (assembling the local model if needed)."""
@@ -61,6 +71,18 @@ class AppContext:
 
     def reranker(self) -> BaseNodePostprocessor | None:
         return self.models.reranker()
+
+    def for_person(self, person: str) -> AppContext:
+        """This context as ``person`` sees it (built once per person, then reused): their
+        conversations alone, and with ``libraries = "per_user"`` their own library (documents,
+        retrieval, the viewer, suggestions); the models, the database and the jobs are shared."""
+        if person == self.person:
+            return self
+        with self._people_lock:
+            found = self._people.get(person)
+            if found is None:
+                found = self._people[person] = _as_person(self, person)
+        return found
 
 
 def build_context(
@@ -78,14 +100,21 @@ def build_context(
     it (``rag_core.storage.backups``); ``check`` turns it off so that it can report the damage instead."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     embed = embed_model or build_embedding(settings)
-    index = open_index(settings, embed)
-    every = settings.backup_interval_hours * 3600 or None
-    backups = Backups(settings.paths.backups, every_s=every, keep=settings.backup_keep)
-    db, notices = open_database(settings.paths.database, backups, repair=recover)
+    backups: Backups | None = None
+    sqlite_db: SQLiteDatabase | None = None
+    notices: list[str] = []
+    if settings.database:  # PostgreSQL: the server keeps its own backups (docs/team.md)
+        db: Database = PostgresDatabase(settings.database)
+    else:
+        every = settings.backup_interval_hours * 3600 or None
+        backups = Backups(settings.paths.backups, every_s=every, keep=settings.backup_keep)
+        sqlite_db, notices = open_database(settings.paths.database, backups, repair=recover)
+        db = sqlite_db
+    index = open_index(settings, embed, DatabaseKVStore(db) if settings.database else None)
     saved = saved_notice(settings)  # saved settings that could not be used: their defaults run
     notices = [saved, *notices] if saved else notices
     sessions = SessionStore(db)
-    registry = DocumentRegistry(db)
+    registry = DocumentRegistry(db, settings.library)
     ingestion = IngestionService(settings, index, registry)
     models = ModelLoader(settings, llm=llm, **({"reranker": reranker} if reranker is not None else {}))
     suggestions = SuggestionService(settings, index, registry, models)
@@ -105,11 +134,53 @@ def build_context(
         notices=notices,
         viewer=Viewer(settings, registry, index),
         suggestions=suggestions,
+        recover=recover,
     )
-    if recover and index.mismatch() is None:
-        report = recovery.recover(ingestion)
+    if recover:
+        _recover(ctx)
+    if recover and backups is not None and sqlite_db is not None:
+        backups.if_due(sqlite_db, starting=True)
+    return ctx
+
+
+def _recover(ctx: AppContext) -> None:
+    if ctx.index.mismatch() is None:
+        report = recovery.recover(ctx.ingestion)
         ctx.recovered, ctx.reregistered = report.removed, report.reregistered
         ctx.notices += report.notices()
-    if recover:
-        backups.if_due(db, starting=True)
-    return ctx
+
+
+def _as_person(ctx: AppContext, person: str) -> AppContext:
+    """``ctx`` for ``person``: the conversation store is theirs; so is the library, per user."""
+    sessions = ctx.sessions.for_owner(person)
+    library = person if ctx.settings.libraries == "per_user" else ctx.settings.library
+    if library == ctx.settings.library:
+        # Everything but the conversations is shared, the chat's keyword index included.
+        chat = copy.copy(ctx.chat)
+        chat.components = copy.copy(ctx.chat.components)
+        chat.sessions = chat.components.sessions = sessions
+        return replace(ctx, sessions=sessions, chat=chat, person=person, _people={}, notices=list(ctx.notices))
+    settings = ctx.settings.model_copy(update={"library": library})
+    index = open_index(settings, ctx.embed_model, ctx.index._kv)
+    registry = DocumentRegistry(ctx.db, library)
+    ingestion = IngestionService(settings, index, registry)
+    suggestions = SuggestionService(settings, index, registry, ctx.models)
+    scoped = replace(
+        ctx,
+        settings=settings,
+        index=index,
+        sessions=sessions,
+        registry=registry,
+        ingestion=ingestion,
+        chat=ChatService(settings, index, sessions, ctx.models, suggestions),
+        viewer=Viewer(settings, registry, index),
+        suggestions=suggestions,
+        person=person,
+        recovered=[],
+        reregistered=[],
+        notices=list(ctx.notices),
+        _people={},
+    )
+    if ctx.recover:
+        _recover(scoped)
+    return scoped

@@ -7,6 +7,7 @@
       docstore.json          LlamaIndex's docstore, which the pipeline upserts against
       chroma/                the embedded Chroma index (unless a server holds it)
       files/                 a copy of every ingested file: rebuilds and repairs read it
+                             (``files_dir`` may put it elsewhere: a team's shared mount)
       ingesting/             one marker per document being ingested (survives a lost docent.db)
       models/                the assembled local model (unless model_cache says elsewhere)
       cache/pages/           PDF pages the viewer rendered
@@ -18,6 +19,10 @@
 
 The names are what existing folders hold: renaming one would orphan a user's data.
 
+A person's own library (``libraries = "per_user"``) keeps its stored files in
+``files/.libraries/<key>/``, its markers in ``ingesting/<key>/`` and its docstore in
+``docstore-<key>.json``, named by ``library_key``, beside the shared library's.
+
 Several processes may share one folder (the app and the CLI, two CLI ingests), and each
 keeps some of it in memory (the docstore, Chroma's segments). So every write happens under
 the folder's write lock, and every holder changes the generation when it takes the lock and
@@ -27,6 +32,7 @@ that what it holds in memory is stale.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -42,6 +48,7 @@ BACKUPS_DIR = "backups"
 DOCSTORE_FILE = "docstore.json"
 CHROMA_DIR = "chroma"
 FILES_DIR = "files"
+LIBRARIES_DIR = ".libraries"  # inside files/: a person's own library, one folder each
 MARKERS_DIR = "ingesting"
 MODELS_DIR = "models"
 PAGE_CACHE_DIR = "cache/pages"
@@ -52,11 +59,21 @@ WRITE_LOCK_FILE = ".write.lock"
 GENERATION_FILE = ".generation"
 
 
+def library_key(library: str) -> str:
+    """The name a person's library goes by in folders and Chroma ('' for the shared library):
+    a digest, so that an address never becomes a path or a collection name."""
+    if not library:
+        return ""
+    return "lib-" + hashlib.sha256(library.strip().lower().encode("utf-8")).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class DataDir:
-    """The paths inside one data folder (``settings.paths``)."""
+    """The paths inside one data folder (``settings.paths``), for one library."""
 
     root: Path
+    files_root: Path | None = None  # the stored files' folder, when not <root>/files
+    library: str = ""  # ``library_key`` of a person's library; '' the shared one
 
     @property
     def settings_file(self) -> Path:
@@ -72,6 +89,8 @@ class DataDir:
 
     @property
     def docstore(self) -> Path:
+        if self.library:
+            return self.root / f"docstore-{self.library}.json"
         return self.root / DOCSTORE_FILE
 
     @property
@@ -80,11 +99,13 @@ class DataDir:
 
     @property
     def files(self) -> Path:
-        return self.root / FILES_DIR
+        root = self.files_root or self.root / FILES_DIR
+        # Hidden from the shared library, which takes every file not under a dot-folder as its own.
+        return root / LIBRARIES_DIR / self.library if self.library else root
 
     @property
     def markers(self) -> Path:
-        return self.root / MARKERS_DIR
+        return self.root / MARKERS_DIR / self.library if self.library else self.root / MARKERS_DIR
 
     @property
     def models(self) -> Path:

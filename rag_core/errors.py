@@ -12,6 +12,7 @@ Every one of them carries a message a person can act on. Pages and the CLI catch
     ├── IndexMismatchError     the index holds vectors of another embedding model
     ├── ConsistencyError       docstore, Chroma and SQLite disagree
     │   └── DatabaseDamagedError  docent.db cannot be read (the message says how it is rebuilt)
+    ├── DatabaseUnavailableError  the PostgreSQL server cannot be reached (nothing lost; try again)
     └── NotFoundError          a session or document that does not exist
 
 ``damaged`` and ``translated`` build ``DatabaseDamagedError`` here, beside the class: the
@@ -66,6 +67,10 @@ class ConsistencyError(DocentError):
 
 class DatabaseDamagedError(ConsistencyError):
     """The SQLite file is damaged or not a database."""
+
+
+class DatabaseUnavailableError(DocentError):
+    """The database server (PostgreSQL) cannot be reached right now; the next action tries again."""
 
 
 class NotFoundError(DocentError):

@@ -17,7 +17,7 @@ from rag_core import recovery
 from rag_core.index import VectorIndex
 from rag_core.ingestion import IngestionService
 from rag_core.settings import DocentSettings
-from rag_core.storage import DocumentRegistry, SessionStore
+from rag_core.storage import Database, DocumentRegistry, SessionStore
 
 
 class CheckedContext(Protocol):
@@ -38,6 +38,9 @@ class CheckedContext(Protocol):
 
     @property
     def sessions(self) -> SessionStore: ...
+
+    @property
+    def db(self) -> Database: ...
 
 
 def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
@@ -88,9 +91,10 @@ def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
         "documents": len(indexed),
         "chunks": ctx.index.chunk_count(),
         "docstore_entries": len(ctx.index.docstore.get_all_document_hashes()),
-        "sessions": len(ctx.sessions.list()),
+        "sessions": ctx.sessions.total(),
         "embed_model": ctx.index.embed_name,
         "ingesting": ingesting,
         "interrupted": interrupted,
+        "database": ctx.db.describe(),
     }
     return problems, summary

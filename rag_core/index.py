@@ -23,13 +23,15 @@ from typing import Any, cast
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import TextNode
 from llama_index.core.storage.docstore import SimpleDocumentStore
+from llama_index.core.storage.docstore.keyval_docstore import KVDocumentStore
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
-from rag_core.datadir import WriteLock
+from rag_core.datadir import WriteLock, library_key
 from rag_core.errors import ConfigError, IndexMismatchError
 from rag_core.files import replacing
 from rag_core.providers.embeddings import embedding_dimension
 from rag_core.settings import DocentSettings
+from rag_core.storage.kvstore import DatabaseKVStore
 
 logger = logging.getLogger(__name__)
 
@@ -57,33 +59,42 @@ def _chroma_client(settings: DocentSettings) -> Any:
 class VectorIndex:
     """Chroma collection + docstore, stamped with the embedding model that filled them."""
 
-    def __init__(self, settings: DocentSettings, embed_model: BaseEmbedding) -> None:
+    def __init__(self, settings: DocentSettings, embed_model: BaseEmbedding, kv: DatabaseKVStore | None = None) -> None:
         self.settings = settings
+        self._kv = kv  # a database's key-value store for the docstore (PostgreSQL); None: docstore.json
         self.embed_model = embed_model
         self.embed_name = embed_model.model_name
         self.embed_dim = embedding_dimension(embed_model)
         self.docstore_path = settings.paths.docstore
         self._lock = threading.RLock()
         self._version = 0
-        self._writer = WriteLock(settings.data_dir)
+        self._writer = _write_lock(settings)
         self.client = _chroma_client(settings)
         self._open_collection()
         self._load_docstore()
 
     def _open_collection(self) -> None:
         self._collection = self.client.get_or_create_collection(
-            self.settings.collection,
+            self.settings.collection_name,
             metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
             embedding_function=None,
         )
         self._vector_store = ChromaVectorStore(chroma_collection=self._collection)
 
     def _load_docstore(self) -> None:
+        if self._kv is not None:  # rows in the database: nothing held here to go stale
+            self._docstore = KVDocumentStore(self._kv, namespace=self._namespace)
+            return
         self._docstore = (
             SimpleDocumentStore.from_persist_path(str(self.docstore_path))
             if self.docstore_path.exists()
             else SimpleDocumentStore()
         )
+
+    @property
+    def _namespace(self) -> str:
+        key = library_key(self.settings.library)
+        return f"docstore-{key}" if key else "docstore"
 
     # ------------------------------------------------------------------ what other processes wrote
     @property
@@ -97,7 +108,7 @@ class VectorIndex:
         return self._vector_store
 
     @property
-    def docstore(self) -> SimpleDocumentStore:
+    def docstore(self) -> SimpleDocumentStore | KVDocumentStore:
         self._catch_up()
         return self._docstore
 
@@ -165,15 +176,21 @@ class VectorIndex:
         """Drop every vector and the docstore; stamp the collection with the current model."""
         with self.writer(), self._lock:
             with contextlib.suppress(Exception):  # already gone
-                self.client.delete_collection(self.settings.collection)
+                self.client.delete_collection(self.settings.collection_name)
             self._open_collection()
-            self._docstore = SimpleDocumentStore()
+            if self._kv is not None:
+                self._kv.clear(f"{self._namespace}/")
+            else:
+                self._docstore = SimpleDocumentStore()
             self.persist_docstore()
             self.bump()
 
     # ------------------------------------------------------------------ docstore
     def persist_docstore(self) -> None:
-        """Write the docstore atomically: a killed process leaves the old file intact."""
+        """Write the docstore atomically: a killed process leaves the old file intact. (A docstore
+        in the database wrote each change as it was made.)"""
+        if self._kv is not None:
+            return
         with self.writer(), replacing(self.docstore_path) as tmp:
             self._docstore.persist(str(tmp))
 
@@ -265,24 +282,53 @@ _OPEN: dict[tuple, VectorIndex] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def open_index(settings: DocentSettings, embed_model: BaseEmbedding) -> VectorIndex:
+def open_index(settings: DocentSettings, embed_model: BaseEmbedding, kv: DatabaseKVStore | None = None) -> VectorIndex:
     """One ``VectorIndex`` per (data folder, Chroma location, collection, embedding) in a
     process: contexts built for different settings or keys share the docstore and the
-    write lock instead of overwriting each other's ``docstore.json``."""
+    write lock instead of overwriting each other's ``docstore.json``. ``kv``: the database's
+    key-value store, for a docstore in PostgreSQL."""
     key = (
         str(settings.data_dir.resolve()),
+        settings.database,
         settings.chroma_host,
         settings.chroma_port if settings.chroma_host else None,
-        settings.collection,
+        settings.collection_name,
         embed_model.model_name,
         embedding_dimension(embed_model),
     )
     with _OPEN_LOCK:
         index = _OPEN.get(key)
         if index is None or not settings.data_dir.exists():
-            index = VectorIndex(settings, embed_model)
+            index = VectorIndex(settings, embed_model, kv)
             _OPEN[key] = index
         return index
+
+
+def unreachable_server(error: BaseException, settings: DocentSettings) -> str | None:
+    """What to tell the user when ``error`` is the Chroma server not answering (None when it is
+    something else): the page says it instead of a traceback, and the next action tries again."""
+    if not settings.chroma_host:
+        return None
+    import httpx
+
+    seen: BaseException | None = error
+    while seen is not None and not isinstance(seen, httpx.TransportError):
+        seen = seen.__cause__ or seen.__context__
+    if seen is None:
+        return None
+    return (
+        f"The Chroma server at {settings.chroma_host}:{settings.chroma_port} cannot be reached ({seen}). Your "
+        "question was kept; ask again once it is back (Docent reconnects by itself). Check that `chroma run` is running."
+    )
+
+
+def _write_lock(settings: DocentSettings) -> Any:
+    """The data folder's lock, or the database server's when the state lives in PostgreSQL."""
+    if settings.database:
+        from rag_core.pglock import PostgresWriteLock
+
+        return PostgresWriteLock(settings.database)
+    return WriteLock(settings.data_dir)
 
 
 def _reopen_chroma(client: Any, settings: DocentSettings) -> Any:

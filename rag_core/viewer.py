@@ -5,7 +5,9 @@ A passage is a chunk of the text Docent extracted from the page, so its whitespa
 differ from the PDF's text layer and it may start mid-sentence. It is located in PDFium's
 character list with whitespace ignored and case folded: the whole passage if it is there,
 else its first and last 60 characters, else sentence by sentence; PDFium then gives the
-rectangles (one per line) of the matched characters. PDFium is not thread-safe, and
+rectangles (one per line) of the matched characters. A page read by OCR has no characters
+there: the passage is located in the OCR text kept beside the file (``<data_dir>/ocr/``) and
+the boxes of its lines are drawn. PDFium is not thread-safe, and
 Streamlit runs every session in a thread: every PDFium call holds ``rag_core.pdfium.PDFIUM_LOCK``.
 
 Rendered pages are cached under ``<data_dir>/cache/pages/`` keyed by the file's sha256,
@@ -30,6 +32,7 @@ from rag_core.errors import DocentError, NotFoundError
 from rag_core.files import atomic_write
 from rag_core.index import VectorIndex
 from rag_core.loaders import PDF_EXTS, load_file
+from rag_core.loaders.ocr import OcrPage, read_sidecar, sidecar_path
 from rag_core.pdfium import PDFIUM_LOCK
 from rag_core.settings import DocentSettings
 from rag_core.storage import DocumentRecord, DocumentRegistry
@@ -57,6 +60,7 @@ class PageImage:
     found: bool = False  # the highlight text was located on the page
     width: int = 0
     height: int = 0
+    ocr: bool = False  # the page's text was read by OCR from the scan shown
 
 
 @dataclass
@@ -163,7 +167,8 @@ class Viewer:
         cached = self._cached(png_path, meta_path)
         if cached is not None:
             return cached
-        image = self._render(path, name, page, highlight if folded else None, zoom)
+        scanned = read_sidecar(sidecar_path(self.settings.data_dir, record.sha256)).get(page)
+        image = self._render(path, name, page, highlight if folded else None, zoom, scanned)
         atomic_write(png_path, image.png)
         meta = {k: v for k, v in asdict(image).items() if k != "png"}
         atomic_write(meta_path, json.dumps(meta))
@@ -178,7 +183,9 @@ class Viewer:
         except (OSError, ValueError, TypeError, KeyError):
             return None  # not cached (or a half-pruned entry): render again
 
-    def _render(self, path: Path, name: str, page: int, highlight: str | None, zoom: float) -> PageImage:
+    def _render(
+        self, path: Path, name: str, page: int, highlight: str | None, zoom: float, scanned: OcrPage | None = None
+    ) -> PageImage:
         import pypdfium2 as pdfium
 
         with PDFIUM_LOCK:
@@ -200,13 +207,20 @@ class Viewer:
             finally:
                 pdf.close()
             self.renders += 1
+        if highlight and not boxes and scanned is not None:
+            folded, where = fold(scanned.text)
+            spans = [(where[s], where[e - 1] + 1) for s, e in locate(folded, highlight)]
+            w, h = image.width, image.height
+            boxes = [(a * w, b * h, c * w, d * h) for a, b, c, d in scanned.boxes_for(spans)]
         boxes = [_clip(b, image.width, image.height) for b in boxes]
         boxes = [b for b in boxes if b[2] > b[0] and b[3] > b[1]]
         if boxes:
             _draw(image, boxes)
         buf = io.BytesIO()
         image.save(buf, format="PNG")
-        return PageImage(buf.getvalue(), page, pages, boxes, bool(boxes), image.width, image.height)
+        return PageImage(
+            buf.getvalue(), page, pages, boxes, bool(boxes), image.width, image.height, scanned is not None
+        )
 
     @staticmethod
     def _boxes(pdf_page, bitmap, highlight: str) -> list[Box]:

@@ -29,11 +29,14 @@ if [ "$FAST" = 0 ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$WANTED" ]; then
 fi
 
 # Debian's chromium drives the browser tests (Playwright cannot download its own browser here);
-# strace watches the processes of the offline tests (tests/test_offline.py). The fast loop runs neither.
+# strace watches the processes of the offline tests (tests/test_offline.py); PostgreSQL's binaries
+# run the team's tests (tests/test_postgres.py, tests/browser/test_team.py). The fast loop installs none.
 MISSING=()
 if [ "$FAST" = 0 ]; then
   [ -x /usr/bin/chromium ] || MISSING+=(chromium)
   command -v strace >/dev/null || MISSING+=(strace)
+  # A real PostgreSQL for the team's tests (tests/pgserver.py); they skip, saying so, without it.
+  compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || MISSING+=(postgresql)
 fi
 if [ ${#MISSING[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then

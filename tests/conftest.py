@@ -67,3 +67,30 @@ def shared_data():
 
 def model_cache_dir() -> Path:
     return Path(os.environ.get("DOCENT_MODEL_CACHE", Path.home() / ".cache" / "docent-test-models"))
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL server (Debian's binaries) for the whole run, started on first use;
+    the tests that need it skip, saying why, where it cannot be started."""
+    from tests.pgserver import postgres_missing, remove, start_postgres
+
+    why = postgres_missing()
+    if why:
+        pytest.skip(why)
+    server = start_postgres()
+    yield server
+    from rag_core import postgres
+
+    postgres.close_all()
+    remove(server)
+
+
+@pytest.fixture
+def pg_url(postgres_server, request):
+    """A new, empty database on that server for one test."""
+    import re
+    import uuid
+
+    name = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:40] + "_" + uuid.uuid4().hex[:6]
+    return postgres_server.create_database(name)

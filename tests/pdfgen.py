@@ -67,3 +67,44 @@ ZEPHYR_PAGES = [
     "Chapter 3: Safety\nNever run the Zephyr pump dry. Two pumps cannot share one battery,\n"
     "because the battery can only supply 10 amperes and each pump draws 8 amperes.",
 ]
+
+
+def scan_image(text: str, dpi: int = 200, size: float = 12):
+    """``text`` set on a white A4 page (lines split on newlines, ``size`` pt, Pillow's own
+    font; a tab moves to the next 150 pt column, as in a table) as a grey image, as a
+    scanner would see the printed page."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    px = dpi / 72
+    page = Image.new("L", (int(595 * px), int(842 * px)), 255)
+    draw = ImageDraw.Draw(page)
+    font = ImageFont.load_default(size=int(size * px))
+    y = int(72 * px)
+    for line in text.split("\n"):
+        for column, cell in enumerate(line.split("\t")):
+            draw.text((int((60 + 150 * column) * px), y), cell, font=font, fill=30)
+        y += int(size * 1.6 * px)
+    return page
+
+
+def make_scanned_pdf(pages: list[str], path: Path | None = None, text_pages: set[int] = frozenset()) -> bytes:
+    """A PDF whose pages are images of ``pages`` with no text layer, like a scan; the pages
+    whose 0-based index is in ``text_pages`` are ordinary text pages instead (a mixed PDF)."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for i, text in enumerate(pages):
+        if i in text_pages:
+            data = make_pdf([text])
+        else:
+            buf = io.BytesIO()
+            scan_image(text).save(buf, format="PDF", resolution=200)
+            data = buf.getvalue()
+        writer.add_page(PdfReader(io.BytesIO(data)).pages[0])
+    out = io.BytesIO()
+    writer.write(out)
+    if path is not None:
+        Path(path).write_bytes(out.getvalue())
+    return out.getvalue()

@@ -543,7 +543,7 @@ def test_unknown_session_in_the_url_falls_back_to_the_latest(data_dir: Path) -> 
     at = open_app(session="no-such-session")
     assert at.session_state["session_id"] == latest.id
     assert at.query_params["session"] == latest.id
-    assert any("does not exist" in t for t in texts(at.toast))
+    assert any("was not found" in t for t in texts(at.toast))
 
 
 def test_export_buttons_and_import_into_another_data_folder(

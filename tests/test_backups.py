@@ -16,7 +16,7 @@ def test_a_backup_is_taken_before_migrations_change_an_existing_file(tmp_path, m
     SessionStore(db).create("kept")
     assert backups.list() == []  # a new file: nothing to protect
 
-    def m999_extra() -> str:
+    def m999_extra(dialect) -> str:
         return "CREATE TABLE extra (x INTEGER);"
 
     monkeypatch.setattr("rag_core.storage.sqlite.MIGRATIONS", [*MIGRATIONS, m999_extra])

@@ -19,7 +19,7 @@ import pytest
 
 from rag_core import build_context
 from rag_core.health import check
-from tests.pdfgen import ZEPHYR_PAGES, encrypt_pdf, make_pdf
+from tests.pdfgen import ZEPHYR_PAGES, encrypt_pdf, make_pdf, make_scanned_pdf
 from tests.test_formats import make_docx, make_image_pdf, para, table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +43,7 @@ KNOWN_REASONS = (
     "too large",
 )
 
-SCANNED = "no text layer: scanned pages need OCR"
+NO_TEXT_FOUND = "no text layer: OCR found no text on its"
 ENCRYPTED = "encrypted: needs a password"
 
 # Every file of ../shared/data/corpus that is refused, and the reason it must be given.
@@ -70,12 +70,10 @@ CORPUS_REFUSED = {
     "pdfs/encrypted/pdfjs__empty_protected.pdf": "no text layer: the page is blank",
     "pdfs/malformed/pdfjs__empty.pdf": "no text layer: the page is blank",
     "pdfs/malformed/samplefiles__unreadablemetadata.pdf": "damaged PDF that cannot be read (PDFium: Data format error)",
-    "pdfs/scanned_or_image_only/pdfjs__issue11878_reduced.pdf": SCANNED + " (10 image-only pages)",
-    "pdfs/scanned_or_image_only/pdfminer__175.pdf": SCANNED + " (2 image-only pages)",
-    "pdfs/scanned_or_image_only/samplefiles__imagemagick-CCITTFaxDecode.pdf": SCANNED + " (1 image-only page)",
-    "pdfs/scanned_or_image_only/samplefiles__imagemagick-images.pdf": SCANNED + " (6 image-only pages)",
-    "pdfs/scanned_or_image_only/unstructured__loremipsum-flat.pdf": SCANNED + " (1 image-only page)",
-    "pdfs/scanned_or_image_only/unstructured__single_table.pdf": SCANNED + " (1 image-only page)",
+    # Read by OCR and found to hold no text: 3 pt pages with 1 and 16 pixel images.
+    "pdfs/scanned_or_image_only/pdfjs__issue11878_reduced.pdf": NO_TEXT_FOUND + " 10 image-only pages",
+    "pdfs/scanned_or_image_only/samplefiles__imagemagick-CCITTFaxDecode.pdf": NO_TEXT_FOUND + " 1 image-only page",
+    "pdfs/scanned_or_image_only/samplefiles__imagemagick-images.pdf": NO_TEXT_FOUND + " 6 image-only pages",
 }
 
 # Text that must be found in a document's chunks: proof that it was read, not just accepted.
@@ -93,6 +91,10 @@ CORPUS_TEXT = {
     "pdfs/encrypted/pypdf__r6-empty-password.pdf": "pdf encryption test",
     "pdfs/cjk/pdfjs__XiaoBiaoSong.pdf": "中",
     "pdfs/malformed/pdfjs__Pages-tree-refs.pdf": "Testcase: ’Pages loop’",
+    # scans read by OCR (rows of a table kept as rows)
+    "pdfs/scanned_or_image_only/pdfminer__175.pdf": "Oversize Tire Accessory Kit",
+    "pdfs/scanned_or_image_only/unstructured__loremipsum-flat.pdf": "Lorem ipsum dolor sit amet",
+    "pdfs/scanned_or_image_only/unstructured__single_table.pdf": "Base 128 64,058 800.73 (484.11) N/A",
 }
 
 
@@ -141,6 +143,7 @@ def text_of(ctx, name: str) -> str:
 # --------------------------------------------------------------------------- the real corpus
 @pytest.mark.shared
 @pytest.mark.slow  # 113 files, among them a 619-page PDF and a 1225-page book
+@pytest.mark.timeout(900)  # OCR of the scans: ~30 pages, a few seconds each on an idle machine, more under load
 def test_shared_corpus_file_by_file(shared_data, make_settings, caplog):
     corpus = shared_data / "corpus"
     if not corpus.is_dir():
@@ -170,8 +173,8 @@ def test_shared_corpus_file_by_file(shared_data, make_settings, caplog):
             assert r.reason == ENCRYPTED, entry["file"]
         elif r.status == "indexed":
             assert r.pages == entry["pages"], entry["file"]
-        if entry["pages"] and entry["image_only_pages_first30"] == entry["pages"]:
-            assert r.reason.startswith(SCANNED), entry["file"]
+        if entry["pages"] and entry["image_only_pages_first30"] == entry["pages"]:  # a scan: OCR reads it all
+            assert r.ocr_pages == entry["pages"] or r.reason.startswith(NO_TEXT_FOUND), entry["file"]
     assert results["pdfs/large_page_count/unstructured__DA-619p.pdf"].pages == 619
     assert results["pdfs/malformed/pdfjs__Pages-tree-refs.pdf"].warnings == ["skipped 1 damaged page of 2: page 2"]
     assert results["docs/book-war-and-peace-1225p.txt"].chunks > 3000
@@ -204,7 +207,8 @@ def build_folder(root: Path) -> dict[str, tuple[str, str]]:
     report = make_pdf(ZEPHYR_PAGES)
     put("report.pdf", report, "indexed", "42 litres per minute")
     put("copy of report.pdf", report, "indexed", "42 litres per minute")  # same bytes, another name
-    put("scanned.pdf", make_image_pdf(["", ""]), "failed", SCANNED + " (2 image-only pages)")
+    put("scanned.pdf", make_image_pdf(["", ""]), "failed", "no text layer: OCR found no text on its 2 image-only pages")
+    put("scan.pdf", make_scanned_pdf(["Pump curve: 30 litres at 5 metres."]), "indexed", "Pump curve: 30 litres")
     put("blank.pdf", make_pdf(["", ""]), "failed", "no text layer: all 2 pages are blank")
     put("half-scanned.pdf", make_image_pdf(["Pump curve: 30 litres at 5 metres.", ""]), "indexed", "Pump curve")
     put("locked.pdf", encrypt_pdf(report, "asdfzxcv"), "failed", ENCRYPTED)
@@ -259,7 +263,13 @@ def test_generated_folder_file_by_file(make_settings, tmp_path, caplog):
         else:
             assert detail in text_of(ctx, name), name
     assert "café notes.txt" in results  # names are NFC, as a person types them
-    assert results["half-scanned.pdf"].warnings == ["skipped 1 page of 2 without a text layer (scanned?): page 2"]
+    assert results["half-scanned.pdf"].warnings == [
+        "OCR found no text on 1 page of 2 without a text layer (scanned?): page 2"
+    ]
+    assert (results["scan.pdf"].ocr_pages, results["scan.pdf"].warnings) == (
+        1,
+        ["read 1 scanned page of 1 by OCR: page 1"],
+    )
     assert any(
         "same content as" in w for r in (results["report.pdf"], results["copy of report.pdf"]) for w in r.warnings
     )

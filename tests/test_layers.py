@@ -13,9 +13,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 FLOORS = [
-    {"errors", "files", "text", "payloads", "prompts", "offline", "pdfium", "datadir"},
+    {"errors", "files", "text", "payloads", "prompts", "offline", "pdfium", "datadir", "postgres", "pglock"},
     {"settings"},
-    {"storage", "loaders", "providers", "model_store", "index", "outline"},
+    {"storage", "loaders", "providers", "model_store", "index", "outline", "serving"},
     {"ingestion", "recovery", "retrieval", "chat", "viewer", "suggestions", "jobs", "exchange", "health"},
     {"context"},
     {"cli", "evaluation", "bench", "__main__", "__init__"},

@@ -18,10 +18,12 @@ class SlowLoad(ScriptedLLM):
     def model_post_init(self, context) -> None:
         super().model_post_init(context)
         object.__setattr__(self, "gate", threading.Event())
+        object.__setattr__(self, "entered", threading.Event())
         object.__setattr__(self, "loads", 0)
 
     def load(self) -> None:
         object.__setattr__(self, "loads", self.loads + 1)
+        self.entered.set()
         assert self.gate.wait(300)  # generous: a loaded machine may stall this test for long
 
 
@@ -33,7 +35,8 @@ def test_preload_loads_once_in_the_background_and_an_answer_waits_for_it(make_se
     try:
         assert models.preload() is True
         assert models.loading and not models.llm_ready  # loading, the page is not held up
-        assert models.preload() is True  # a second page run starts nothing new
+        assert llm.entered.wait(30)  # the load is under way (and holds the load's lock)
+        assert models.preload() is True  # a second page run starts nothing new, and is not held up
         asking.start()
         asking.join(0.2)
         assert asking.is_alive() and not got  # it waits for the load under way

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.conftest import REPO, start_server, stop_server
-from tests.pdfgen import ZEPHYR_PAGES, make_pdf
+from tests.pdfgen import ZEPHYR_PAGES, make_pdf, make_scanned_pdf
 from tests.tracing import (
     ORT_TELEMETRY_STORE,
     OUTSIDE_SWITCHES,
@@ -86,13 +86,18 @@ def test_the_server_binds_loopback_only_and_looks_nothing_up(tmp_path: Path) -> 
 
 
 def test_ingest_and_ask_with_the_default_models_look_nothing_up(tmp_path: Path) -> None:
-    """An ingest and a question through the command line, with the default MiniLM embedding."""
+    """An ingest and a question through the command line, with the default MiniLM embedding;
+    the ingest includes a scan, read by the OCR engine in the parse worker (traced too)."""
     home, data = tmp_path / "home", tmp_path / "data"
     make_pdf(ZEPHYR_PAGES, tmp_path / "zephyr.pdf")
+    make_scanned_pdf(["Pump curve: 30 litres at 5 metres."], tmp_path / "scan.pdf")
     env = clean_env(home, data, DOCENT_LLM_PROVIDER="extractive")
 
-    out, trace = traced_cli(tmp_path, "ingest", env, "ingest", "--json", str(tmp_path / "zephyr.pdf"))
-    assert json.loads(out)["status"] == "indexed", out
+    out, trace = traced_cli(
+        tmp_path, "ingest", env, "ingest", "--json", *(str(tmp_path / n) for n in ("zephyr.pdf", "scan.pdf"))
+    )
+    results = [json.loads(line) for line in out.splitlines()]
+    assert [(r["status"], r["ocr_pages"]) for r in results] == [("indexed", 0), ("indexed", 1)], out
     assert_stayed_home(trace, home)
 
     out, trace = traced_cli(tmp_path, "ask", env, "ask", "--json", "How many litres per minute does the pump deliver?")

@@ -62,6 +62,16 @@ def may_enter() -> bool:
     return email_allowed(str(email) if email else None, st.user.get("email_verified"), allowed_emails())
 
 
+def current_person() -> str:
+    """Whose conversations (and, per user, documents) this visitor works with: the signed-in
+    address, lower-cased (the account's subject when the provider gives no address); '' for
+    the one local person when nobody signs in."""
+    if not auth_configured() or not st.user.is_logged_in:
+        return ""
+    who = st.user.get("email") or st.user.get("sub") or ""
+    return str(who).strip().lower()
+
+
 PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
 
 

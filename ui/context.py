@@ -13,6 +13,7 @@ import hashlib
 import streamlit as st
 
 from rag_core import AppContext, DocentError, DocentSettings, build_context, load_settings
+from ui.auth import current_person
 from ui.navigation import SETTINGS_PAGE
 
 TYPED_KEYS = "typed_keys"  # {"openai_api_key": ..., "cohere_api_key": ...}, never saved
@@ -30,7 +31,7 @@ def current_settings() -> DocentSettings:
 
 def settings_fingerprint(settings: DocentSettings) -> str:
     """What the cache is keyed by: every setting, and a digest of the keys (never the keys)."""
-    secrets = [settings.openai_api_key, settings.cohere_api_key]
+    secrets = [settings.openai_api_key, settings.cohere_api_key, settings.database_url]
     digest = hashlib.sha256("\n".join(s.get_secret_value() if s else "" for s in secrets).encode()).hexdigest()
     return f"{settings.model_dump_json()}#{digest}"
 
@@ -41,9 +42,10 @@ def _cached_context(fingerprint: str, _settings: DocentSettings) -> AppContext:
 
 
 def get_context() -> AppContext:
-    """The shared context for the current settings (built on first use, then cached)."""
+    """The shared context for the current settings (built on first use, then cached), as the
+    signed-in person sees it: their conversations, and per user their own library."""
     settings = current_settings()
-    return _cached_context(settings_fingerprint(settings), settings)
+    return _cached_context(settings_fingerprint(settings), settings).for_person(current_person())
 
 
 def forget_contexts() -> None:

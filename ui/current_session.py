@@ -17,8 +17,9 @@ SESSION_ID = "session_id"  # st.session_state key; the URL carries it as ?sessio
 def current_session(ctx: AppContext) -> Session:
     """The conversation this browser shows: from session_state, else the URL, else the latest.
 
-    A missing or deleted id falls back to the most recent session (one is created when
-    there is none), and the URL is kept in step so it can be bookmarked.
+    A missing or deleted id, or another person's, falls back to the most recent session (one is
+    created when there is none): "not found", never the conversation. The URL is kept in step so
+    it can be bookmarked.
     """
     sessions = ctx.sessions.list()
     by_id = {s.id: s for s in sessions}
@@ -26,7 +27,7 @@ def current_session(ctx: AppContext) -> Session:
     session = by_id.get(wanted) if wanted else None
     if session is None:
         if wanted:
-            st.toast(f"Conversation {wanted!r} does not exist any more; showing the latest one.", icon="ℹ️")
+            st.toast(f"Conversation {wanted!r} was not found; showing your latest one.", icon="ℹ️")
         session = sessions[0] if sessions else ctx.sessions.create(NEW_CHAT)
     select_session(session.id)
     return session

@@ -174,6 +174,8 @@ def _pdf_page(tool: Any, state: dict[str, Any], sources: list[Source]) -> None:
     left.image(image.png, width="stretch")  # the passage is highlighted on it (ctx.viewer)
     with right:
         _page_navigation(state, page, int(image.pages))
+        if image.ocr:
+            st.caption("This page is a scan: its text was read by OCR and may differ from the image.")
         if n is None:
             st.caption("No passage of this answer is on this page.")
         elif image.found:

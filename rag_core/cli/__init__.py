@@ -15,6 +15,7 @@ from rag_core.bench import register_cli as register_bench
 from rag_core.cli.chatting import cmd_ask, cmd_chat, cmd_sessions
 from rag_core.cli.documents import cmd_check, cmd_docs, cmd_ingest, cmd_rebuild
 from rag_core.cli.measure import register_eval
+from rag_core.cli.serving import register_serving
 from rag_core.errors import DocentError
 
 
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_eval(sub)
     register_bench(sub)
+    register_serving(sub)
     return p
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from rag_core import recovery
 from rag_core.cli.output import clear_line, emit, progress_to_stderr
 from rag_core.cli.startup import context
-from rag_core.errors import DatabaseDamagedError
+from rag_core.errors import DatabaseDamagedError, DatabaseUnavailableError
 from rag_core.health import check
 from rag_core.ingestion import OnConflict, iter_inputs
 
@@ -70,6 +70,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             emit({"ok": False, "problems": [problem], "damaged_database": True})
         else:
             print(f"PROBLEM: {problem}")
+        return 1
+    except DatabaseUnavailableError as e:  # PostgreSQL away: said the same way
+        if args.json:
+            emit({"ok": False, "problems": [str(e)], "database_unavailable": True})
+        else:
+            print(f"PROBLEM: {e}")
         return 1
     reingested = recovery.repair(ctx.ingestion) if args.repair else []
     if reingested:

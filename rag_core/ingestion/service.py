@@ -36,11 +36,12 @@ from llama_index.core.node_parser import SentenceSplitter
 
 from rag_core import loaders
 from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError
-from rag_core.files import Progress, atomic_copy, file_digest
+from rag_core.files import Progress, atomic_copy, atomic_write, file_digest
 from rag_core.index import VectorIndex
 from rag_core.ingestion.markers import IngestMarkers
 from rag_core.ingestion.names import iter_inputs, numbered, safe_name, upload_name
 from rag_core.ingestion.transforms import BatchedEmbedder, ChunkContext
+from rag_core.loaders.ocr import sidecar_json, sidecar_path
 from rag_core.settings import DocentSettings
 from rag_core.storage import DocumentRecord, DocumentRegistry
 
@@ -62,6 +63,7 @@ class IngestResult:
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     conflict: bool = False  # failed because a different file of this name is indexed
+    ocr_pages: int = 0  # pages without a text layer read by OCR
 
     def as_json(self) -> dict:
         d = asdict(self)
@@ -178,11 +180,14 @@ class IngestionService:
             known = self.registry.get(name) is not None or name in self.index.docstore_names()
             if not known and not self.index.chunk_count(name):
                 raise NotFoundError(f"No document named {name!r}; `python -m rag_core docs list` shows them.")
+            record = self.registry.get(name)
             self.index.delete_document(name)
             self.registry.remove(name)
             self.markers.drop(name)
             stored = self.settings.paths.files / name
             stored.unlink(missing_ok=True)
+            if record is not None and not self.registry.find_by_sha(record.sha256):  # no other name holds it
+                sidecar_path(self.settings.data_dir, record.sha256).unlink(missing_ok=True)
 
     def documents(self) -> list[DocumentRecord]:
         return self.registry.list()
@@ -236,6 +241,7 @@ class IngestionService:
             raise IngestCancelled(target)
 
         report(f"{target}: reading", 0.05)
+        sidecar = sidecar_path(self.settings.data_dir, sha)
         loaded = loaders.load_file_guarded(
             path,
             target,
@@ -243,6 +249,9 @@ class IngestionService:
             timeout_s=self.settings.parse_timeout_s,
             memory_mb=self.settings.parse_memory_mb,
             cancelled=cancelled,
+            ocr=self.settings.ocr,
+            ocr_cache=sidecar if sidecar.exists() else None,
+            progress=lambda message, done: report(f"{target}: {message}", 0.05 + 0.25 * done),
         )
         if target != name:
             loaded.warnings.append(f"a different {name} is indexed: this one was kept as {target}")
@@ -269,6 +278,8 @@ class IngestionService:
             self._run_pipeline(loaded, target, report, cancelled)
             self.index.persist_docstore()
             self._keep_copy(path, target)
+            if loaded.ocr:  # the line boxes of OCR'd pages, for the viewer (and a re-read skips OCR)
+                atomic_write(sidecar, sidecar_json(loaded.ocr).encode("utf-8"))
             chunks = self.index.chunk_count(target)
             self.registry.mark_indexed(target, loaded.pages, chunks)
             self.markers.drop(target)
@@ -279,7 +290,9 @@ class IngestionService:
                 "they keep the passages they quoted, which may differ from this version"
             )
         status = "replaced" if replacing else "indexed"
-        return IngestResult(target, status, pages=loaded.pages, chunks=chunks, warnings=loaded.warnings)
+        result = IngestResult(target, status, pages=loaded.pages, chunks=chunks, warnings=loaded.warnings)
+        result.ocr_pages = len(loaded.ocr)
+        return result
 
     @contextlib.contextmanager
     def _written(self, name: str, source: Path) -> Iterator[None]:

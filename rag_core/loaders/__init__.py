@@ -4,7 +4,8 @@ Every refusal is an ``IngestError`` whose reason a person can act on ("encrypted
 a password", "no text layer: scanned pages need OCR", "unsupported type .epub (...)",
 "empty file"); nothing here lets a library's exception escape for a bad file.
 
-- PDF (``pdf.py``): one Document per page, PDFium with pypdf as the fallback.
+- PDF (``pdf.py``): one Document per page, PDFium with pypdf as the fallback; pages without
+  a text layer read by OCR (``ocr.py``) when asked.
 - DOCX (``docx.py``): the WordprocessingML inside the ZIP, split on heading styles.
 - HTML (``html.py``): BeautifulSoup with lxml, visible text split on h1-h6.
 - TXT/Markdown (``text.py``, ``sections.py``): encoding detected (BOM, UTF-8, then
@@ -30,6 +31,7 @@ from rag_core.loaders.budget import load_file_guarded
 from rag_core.loaders.documents import HIDDEN_KEYS, LoadedFile, doc_metadata, hide_metadata, split_long
 from rag_core.loaders.docx import MAX_UNPACKED_XML, MAX_XML_ELEMENTS, load_docx
 from rag_core.loaders.html import decode_html, load_html
+from rag_core.loaders.ocr import OcrPage, OcrRequest
 from rag_core.loaders.pdf import load_pdf
 from rag_core.loaders.reasons import sniff
 from rag_core.loaders.sections import Block, markdown_blocks, section_documents
@@ -48,6 +50,8 @@ __all__ = [
     "TEXT_EXTS",
     "Block",
     "LoadedFile",
+    "OcrPage",
+    "OcrRequest",
     "check_supported",
     "decode_html",
     "decode_text",
@@ -107,8 +111,9 @@ def check_supported(name: str) -> None:
         raise IngestError(name, unsupported_reason(name))
 
 
-def load_file(path: Path, name: str, sha256: str) -> LoadedFile:
-    """Parse ``path`` (known to the user as ``name``). Raises ``IngestError`` with a reason."""
+def load_file(path: Path, name: str, sha256: str, ocr: OcrRequest | None = None) -> LoadedFile:
+    """Parse ``path`` (known to the user as ``name``). Raises ``IngestError`` with a reason.
+    ``ocr`` says whether a PDF's pages without a text layer are read by OCR (None: they are not)."""
     check_supported(name)
     ext = Path(name).suffix.lower()
     try:
@@ -118,7 +123,7 @@ def load_file(path: Path, name: str, sha256: str) -> LoadedFile:
     if not data.strip():
         raise IngestError(name, "empty file")
     if ext in PDF_EXTS:
-        return load_pdf(path, data, name, sha256)
+        return load_pdf(path, data, name, sha256, ocr)
     if ext in DOCX_EXTS:
         return _split(load_docx(data, name, sha256))
     _refuse_binary(data, name, ext)

@@ -5,6 +5,13 @@ A file can be small and still take minutes and gigabytes to read (a 240 KB .docx
 is parsed by ``worker.py`` in a child process, under an address-space limit (RLIMIT_AS) it
 sets for each job, while this side waits at most ``timeout_s`` and kills it past that.
 
+OCR (scanned pages) runs in the same worker, under a budget that grows with the pages it has
+to read: the worker says how many before the first one, and each scanned page adds
+``ocr_page_s`` seconds (by default ``timeout_s``, the same allowance as a whole file's parse:
+a ceiling against a hang, not an estimate), which is also the most one page may take; the
+file's memory budget gains ``OCR_MEMORY_MB`` for the model and one page image. A refusal
+says which budget ran out, and at which page.
+
 The worker is started once and reused: it pays the interpreter start and the imports
 (llama_index) once, not per file. Streamlit ingests from several threads: a call
 takes the idle worker, or starts another one when that worker is busy; one idle worker is
@@ -34,6 +41,9 @@ _STARTUP_TIMEOUT_S = 120.0  # importing llama_index on a busy machine
 _MAX_IDLE = 1  # workers kept between files
 _RETIRE_RSS_MB = 1024  # a worker that kept more than this after a file is replaced
 _ROOT = Path(__file__).resolve().parents[2]  # the folder that holds rag_core/
+OCR_MEMORY_MB = 1024  # the OCR model (~0.6 GB of address space) and one page image, on top of memory_mb
+
+Progress = Callable[[str, float], None]  # (message, share of the reading done)
 
 
 def load_file_guarded(
@@ -44,17 +54,30 @@ def load_file_guarded(
     timeout_s: float = 120.0,
     memory_mb: int = 2048,
     cancelled: Callable[[], bool] | None = None,
+    ocr: bool | None = None,
+    ocr_cache: Path | None = None,
+    progress: Progress | None = None,
+    ocr_page_s: float | None = None,
+    ocr_memory_mb: int = OCR_MEMORY_MB,
 ) -> LoadedFile:
     """``load_file`` in a worker process: at most ``timeout_s`` seconds, and at most
-    ``memory_mb`` MB of memory on top of what the idle worker holds. Raises ``IngestError``
-    for a refused file, and for one that goes over either budget; ``IngestCancelled`` (the
-    worker killed) as soon as ``cancelled()`` turns true."""
+    ``memory_mb`` MB of memory on top of what the idle worker holds, plus the OCR allowance
+    when scanned pages are read (``ocr`` True; False: refused as needing OCR, said to be off;
+    None: as ``load_file`` alone). ``ocr_cache``: an earlier result of OCR for this file.
+    Raises ``IngestError`` for a refused file, and for one that goes over a budget;
+    ``IngestCancelled`` (the worker killed) as soon as ``cancelled()`` turns true."""
     from rag_core.loaders import check_supported, load_file
+    from rag_core.loaders.ocr import OcrRequest, read_sidecar
 
     check_supported(name)  # no worker for a type that is refused anyway
     if os.name != "posix":  # no pass_fds, no RLIMIT_AS: read it here, without a budget
-        return load_file(path, name, sha256)
-    job = (os.path.abspath(path), name, sha256, memory_mb)
+        request = None if ocr is None else OcrRequest(enabled=ocr, cached=read_sidecar(ocr_cache) if ocr else {})
+        return load_file(path, name, sha256, request)
+    options = (
+        {} if ocr is None else {"ocr": ocr, "ocr_memory_mb": ocr_memory_mb, "ocr_cache": ocr_cache and str(ocr_cache)}
+    )
+    job = (os.path.abspath(path), name, sha256, memory_mb, options)
+    scan = _Scan(timeout_s if ocr_page_s is None else ocr_page_s, progress)
     worker = _checkout()
     try:
         try:
@@ -63,19 +86,21 @@ def load_file_guarded(
             worker.kill()
             worker = _Worker()
             worker.send(job)
-        reply = worker.wait(timeout_s, cancelled)
+        reply = worker.wait(timeout_s, cancelled, scan.event, lambda: scan.page_deadline)
     except _Cancelled:
         worker.kill()
         raise IngestCancelled(name) from None
     except _TimedOut:
         worker.kill()
+        if scan.pages:
+            raise IngestError(name, scan.too_slow()) from None
         raise IngestError(
             name, f"took too long to read (over {timeout_s:g} s): the file is too complex or damaged"
         ) from None
     except _Died as died:
         worker.kill()
         if died.near_limit or died.returncode == -signal.SIGKILL:
-            raise IngestError(name, _too_big(memory_mb)) from None
+            raise IngestError(name, scan.too_big(memory_mb) if scan.pages else _too_big(memory_mb)) from None
         raise IngestError(name, f"damaged file that cannot be read (the reader stopped: {died.how})") from None
     except BaseException:
         worker.kill()
@@ -91,12 +116,50 @@ def load_file_guarded(
     if status == "refused":
         raise IngestError(name, rest[0])
     if status == "memory":
-        raise IngestError(name, _too_big(memory_mb))
+        raise IngestError(name, scan.too_big(memory_mb) if scan.pages else _too_big(memory_mb))
     raise RuntimeError(f"reading {name} failed in the worker process: {rest[0]}\n{rest[1]}")
 
 
 def _too_big(memory_mb: int) -> str:
     return f"needs more than {memory_mb} MB of memory to read: the file is too complex or damaged"
+
+
+class _Scan:
+    """What the worker said about OCR: the pages to read, the one being read; the deadline and
+    memory it adds; the progress shown and the refusal written when a budget runs out."""
+
+    def __init__(self, page_s: float, progress: Progress | None) -> None:
+        self.page_s, self.progress = page_s, progress
+        self.pages = self.page = self.done = self.extra_mb = 0
+        self.page_deadline = float("inf")
+
+    def event(self, message: tuple, worker: _Worker) -> float:
+        """Handle one message from the worker; returns the seconds it adds to the deadline."""
+        if message[0] == "ocr":
+            self.pages, self.extra_mb = int(message[1]), int(message[2])
+            worker.limit_kb += self.extra_mb * 1024
+            return self.pages * self.page_s
+        if message[0] == "progress":
+            self.page, k, self.pages = int(message[1]), int(message[2]), int(message[3])
+            self.done = k - 1
+            self.page_deadline = float(message[4]) + self.page_s  # from when the worker began the page
+            if self.progress is not None:
+                where = f"{k} of {self.pages}" if k == self.page else f"{self.page} ({k} of {self.pages} scanned pages)"
+                self.progress(f"OCR page {where}", self.done / max(self.pages, 1))
+        return 0.0
+
+    def too_slow(self) -> str:
+        if time.monotonic() >= self.page_deadline:
+            what = f"page {self.page} was not read within {self.page_s:g} s, the most one scanned page may take"
+        else:
+            what = f"the file's time budget ran out at page {self.page or '?'} ({self.page_s:g} s per scanned page)"
+        return f"OCR took too long: {what}; {self.done} of {self.pages} scanned pages read"
+
+    def too_big(self, memory_mb: int) -> str:
+        return (
+            f"OCR needs more than {memory_mb + self.extra_mb} MB of memory ({memory_mb} MB for the file, "
+            f"{self.extra_mb} MB for OCR) at page {self.page or '?'}: the page is too large or the file is damaged"
+        )
 
 
 def _replay(records: list[dict]) -> None:
@@ -160,19 +223,32 @@ class _Worker:
         self.limit_kb = self._vm_kb() + job[3] * 1024  # as the worker sets it
         self.jobs.send(job)
 
-    def wait(self, timeout_s: float, cancelled: Callable[[], bool] | None = None) -> tuple:
-        """The reply to the job sent, waiting at most ``timeout_s`` (and not past a cancel)."""
+    def wait(
+        self,
+        timeout_s: float,
+        cancelled: Callable[[], bool] | None = None,
+        on_event: Callable[[tuple, _Worker], float] | None = None,
+        step_deadline: Callable[[], float] | None = None,
+    ) -> tuple:
+        """The reply to the job sent, waiting at most ``timeout_s`` (and not past a cancel).
+        Messages before the reply (OCR's page count and progress) go to ``on_event``, whose
+        answer extends the deadline by so many seconds; ``step_deadline()`` is a nearer one
+        (the page being read)."""
         deadline = time.monotonic() + timeout_s
         peak_kb = 0
         while True:
-            remaining = deadline - time.monotonic()
+            remaining = min(deadline, step_deadline() if step_deadline else deadline) - time.monotonic()
             if remaining <= 0:
                 raise _TimedOut
             if cancelled is not None and cancelled():
                 raise _Cancelled
             try:
                 if self.results.poll(min(0.25, remaining)):
-                    return self.results.recv()
+                    reply = self.results.recv()
+                    if reply[0] in ("ocr", "progress"):
+                        deadline += on_event(reply, self) if on_event else 0.0
+                        continue
+                    return reply
             except (EOFError, OSError):
                 self.proc.wait()
                 raise _Died(self.proc.returncode, near_limit=peak_kb > 0.8 * self.limit_kb) from None

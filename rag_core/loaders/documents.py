@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from llama_index.core import Document
 
@@ -22,6 +23,7 @@ class LoadedFile:
     pages: int
     kind: str
     warnings: list[str] = field(default_factory=list)
+    ocr: dict[int, Any] = field(default_factory=dict)  # 1-based page -> the OcrPage it was read from
 
 
 def doc_metadata(name: str, sha256: str) -> dict:

@@ -5,6 +5,10 @@ and it opens files pypdf refuses); pypdf is the fallback for the few files PDFiu
 open. PDFium is not thread-safe, not even across documents, and Streamlit runs each upload
 in its own thread: every PDFium call holds ``rag_core.pdfium.PDFIUM_LOCK``. A page without text is told
 apart as image-only (scanned), drawings, blank or unreadable, for the warnings and refusals.
+
+Pages without a usable text layer (an image or drawings and no text, or a few characters over
+a page-sized image) are read by OCR (``ocr.py``) when the request asks for it; the pages with
+text keep it as it is.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from llama_index.core import Document
 
 from rag_core.errors import IngestError
 from rag_core.loaders.documents import LoadedFile, doc_metadata, hide_metadata
+from rag_core.loaders.ocr import OcrRequest, ocr_pages
 from rag_core.loaders.reasons import short, sniff
 from rag_core.pdfium import PDFIUM_LOCK
 
@@ -28,10 +33,15 @@ logger = logging.getLogger(__name__)
 class _PdfPage:
     text: str
     label: str = ""
-    content: str = "text"  # text | image | drawing | blank | unreadable | unknown
+    content: str = "text"  # text | sparse | image | drawing | blank | unreadable | unknown
+    ocr: bool = False
 
 
-def load_pdf(path: Path, data: bytes, name: str, sha256: str) -> LoadedFile:
+SPARSE_CHARS = 20  # a text layer this short over an image covering half the page is not usable
+_OCR_CONTENT = ("image", "drawing", "sparse")
+
+
+def load_pdf(path: Path, data: bytes, name: str, sha256: str, ocr: OcrRequest | None = None) -> LoadedFile:
     if data[:2048].lstrip()[:1024].find(b"%PDF") < 0:
         what = sniff(data)
         if what:
@@ -46,6 +56,7 @@ def load_pdf(path: Path, data: bytes, name: str, sha256: str) -> LoadedFile:
         pages = _pypdf_pages(path, name, first_error=e)
     if not pages:
         raise IngestError(name, "the PDF has no pages")
+    read = _ocr(path, pages, ocr) if ocr is not None and ocr.enabled else {}
     docs = []
     for i, page in enumerate(pages, start=1):
         page.text = _clean_pdf_text(page.text)
@@ -54,33 +65,61 @@ def load_pdf(path: Path, data: bytes, name: str, sha256: str) -> LoadedFile:
         meta = doc_metadata(name, sha256)
         meta["page"] = i
         meta["page_label"] = page.label or str(i)
+        if page.ocr:
+            meta["ocr"] = True
         doc = Document(id_=f"{name}::p{i:04d}", text=page.text, metadata=meta)
         hide_metadata(doc)
+        if page.ocr:
+            doc.excluded_embed_metadata_keys.append("ocr")
+            doc.excluded_llm_metadata_keys.append("ocr")
         docs.append(doc)
     missing: dict[str, list[int]] = {}
     for i, page in enumerate(pages, start=1):
         if not page.text.strip():
             missing.setdefault(page.content, []).append(i)
     if not docs:
-        raise IngestError(name, _no_text_reason(missing, len(pages)))
+        raise IngestError(name, _no_text_reason(missing, len(pages), ocr))
     loaded = LoadedFile(name, docs, pages=len(pages), kind="pdf")
+    loaded.ocr = {i: result for i, result in read.items() if pages[i - 1].ocr}
     n = len(pages)
+    if loaded.ocr:
+        loaded.warnings.append(
+            f"read {_plural(len(loaded.ocr), 'scanned page')} of {n} by OCR: {_pages(list(loaded.ocr))}"
+        )
     damaged = missing.get("unreadable", [])
     if damaged:
         loaded.warnings.append(f"skipped {_plural(len(damaged), 'damaged page')} of {n}: {_pages(damaged)}")
     no_layer = sorted(missing.get("image", []) + missing.get("drawing", []) + missing.get("unknown", []))
     if no_layer:
+        how = "OCR found no text on" if read else "skipped"
         loaded.warnings.append(
-            f"skipped {_plural(len(no_layer), 'page')} of {n} without a text layer (scanned?): {_pages(no_layer)}"
+            f"{how} {_plural(len(no_layer), 'page')} of {n} without a text layer (scanned?): {_pages(no_layer)}"
         )
     return loaded
 
 
-def _no_text_reason(missing: dict[str, list[int]], total: int) -> str:
+def _ocr(path: Path, pages: list[_PdfPage], request: OcrRequest) -> dict:
+    """OCR for the pages without a usable text layer; a page takes the OCR text when it holds
+    more than its own layer (a few stray characters over a scan)."""
+    wanted = [i for i, page in enumerate(pages, start=1) if page.content in _OCR_CONTENT]
+    read = ocr_pages(path, wanted, request, PDFIUM_LOCK) if wanted else {}
+    for i, result in read.items():
+        page = pages[i - 1]
+        if len("".join(result.text.split())) > len("".join(_clean_pdf_text(page.text).split())):
+            page.text, page.ocr = result.text, True
+    return read
+
+
+def _no_text_reason(missing: dict[str, list[int]], total: int, ocr: OcrRequest | None = None) -> str:
     if len(missing.get("unreadable", [])) == total:
         return "damaged PDF that cannot be read (no page could be loaded)"
+    if missing.get("image") and ocr is not None and ocr.enabled:
+        return f"no text layer: OCR found no text on its {_plural(len(missing['image']), 'image-only page')}"
     if missing.get("image"):
-        return f"no text layer: scanned pages need OCR ({_plural(len(missing['image']), 'image-only page')})"
+        off = "; OCR is turned off in Settings" if ocr is not None else ""
+        return f"no text layer: scanned pages need OCR ({_plural(len(missing['image']), 'image-only page')}{off})"
+    if missing.get("drawing") and ocr is not None and ocr.enabled:
+        return "no text layer: its pages hold only drawings, and OCR found no text in them"
     if missing.get("drawing"):
         return "no text layer: its pages hold only drawings (text drawn as shapes needs OCR)"
     if missing.get("unknown"):
@@ -146,7 +185,8 @@ def _pdfium_page(pdf, i: int, pdfium_c) -> _PdfPage:
         finally:
             textpage.close()
         content = "text"
-        if not _clean_pdf_text(text):
+        visible = len("".join(_clean_pdf_text(text).split()))
+        if not visible:
             kinds = {obj.type for obj in page.get_objects(max_depth=4)}
             if pdfium_c.FPDF_PAGEOBJ_IMAGE in kinds:
                 content = "image"
@@ -154,9 +194,22 @@ def _pdfium_page(pdf, i: int, pdfium_c) -> _PdfPage:
                 content = "drawing"
             else:
                 content = "blank"
+        elif visible < SPARSE_CHARS and _image_cover(page, pdfium_c) >= 0.5:
+            content = "sparse"
         return _PdfPage(text, label, content)
     finally:
         page.close()
+
+
+def _image_cover(page, pdfium_c) -> float:
+    """The share of the page that its largest image covers."""
+    width, height = page.get_size()
+    best = 0.0
+    for obj in page.get_objects(max_depth=4):
+        if obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            left, bottom, right, top = obj.get_bounds()
+            best = max(best, (right - left) * (top - bottom) / max(width * height, 1.0))
+    return best
 
 
 def _pypdf_pages(path: Path, name: str, first_error: Exception) -> list[_PdfPage]:

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -69,19 +69,27 @@ def _status_kb(field: str) -> int:
 
 
 @contextmanager
-def _memory_limit(memory_mb: int) -> Iterator[None]:
+def _memory_limit(memory_mb: int) -> Iterator[Callable[[int], None]]:
     """Let this job add at most ``memory_mb`` of address space to what the idle worker holds:
-    past it, allocations fail and Python raises MemoryError."""
+    past it, allocations fail and Python raises MemoryError. Yields a function that raises
+    the limit by some MB (OCR: its model and page images come on top of the file's budget)."""
     if resource is None or not _status_kb("VmSize"):
-        yield
+        yield lambda mb: None
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     limit = _status_kb("VmSize") * 1024 + memory_mb * 2**20
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+    def set_limit(value: int) -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
+
+    def extend(mb: int) -> None:
+        nonlocal limit
+        limit += mb * 2**20
+        set_limit(limit)
+
+    set_limit(limit)
     try:
-        yield
+        yield extend
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
@@ -107,13 +115,15 @@ def main(job_fd: int, result_fd: int) -> None:
     results.send(("ready", os.getpid()))
     while True:
         try:
-            path, name, sha256, memory_mb = jobs.recv()
+            path, name, sha256, memory_mb, *more = jobs.recv()
         except (EOFError, OSError):
             return
+        options: dict = more[0] if more else {}
         capture.take()
         try:
-            with _memory_limit(memory_mb):
-                reply: tuple = ("ok", load_file(Path(path), name, sha256))
+            with _memory_limit(memory_mb) as extend:
+                request = _ocr_request(options, results, extend) if "ocr" in options else None
+                reply: tuple = ("ok", load_file(Path(path), name, sha256, request))
         except IngestError as e:
             reply = ("refused", e.reason)
         except MemoryError:
@@ -126,6 +136,29 @@ def main(job_fd: int, result_fd: int) -> None:
             return
         except Exception as e:  # the result would not pickle
             results.send(("error", f"cannot send the result back: {e}", traceback.format_exc(), [], 0))
+
+
+def _ocr_request(options: dict, results: Connection, extend: Callable[[int], None]):
+    """OCR as the job's options ask, telling the parent before the first page (how many, and
+    the memory added) and before each page (which), so that it can extend its deadline and
+    show progress."""
+    from rag_core.loaders.ocr import OcrRequest, read_sidecar
+
+    extra_mb = int(options.get("ocr_memory_mb", 0))
+
+    def before_ocr(pages: int) -> None:
+        extend(extra_mb)
+        results.send(("ocr", pages, extra_mb))
+
+    def progress(page: int, k: int, of: int) -> None:
+        results.send(("progress", page, k, of, time.monotonic()))  # the clock is the system's: the parent's too
+
+    return OcrRequest(
+        enabled=bool(options.get("ocr")),
+        cached=read_sidecar(options.get("ocr_cache")) if options.get("ocr") else {},
+        progress=progress,
+        before_ocr=before_ocr,
+    )
 
 
 if __name__ == "__main__":  # python -m rag_core.loaders.worker JOB_FD RESULT_FD

@@ -33,7 +33,8 @@ class ModelLoader:
         self._loaded = False
         self._reranker: BaseNodePostprocessor | None = None if reranker is _UNSET else reranker  # type: ignore[assignment]
         self._reranker_built = reranker is not _UNSET
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held while the LLM is built and loaded
+        self._preload_lock = threading.Lock()  # held only to start a preload: never waits on a load
         self.load_seconds = 0.0  # how long building and loading the LLM took, once
         self.loading = ""  # what a background load (``preload``) is doing now; "" when idle
         self._preload: threading.Thread | None = None
@@ -60,7 +61,7 @@ class ModelLoader:
         question does not wait for it; ``loading`` says what it is doing. An answer asked
         meanwhile waits for the same load (the lock), never loads twice. A failed load is
         logged and left to the first answer, which reports it. Returns True if a load runs."""
-        with self._lock:
+        with self._preload_lock:  # not the load's lock: a page run during a load is not held up
             if self._loaded or (self._preload is not None and self._preload.is_alive()):
                 return not self._loaded
             self.loading = "Starting…"

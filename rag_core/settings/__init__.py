@@ -132,6 +132,13 @@ def save_settings(settings: DocentSettings, environ: Mapping[str, str] | None = 
     path = settings.paths.settings_file
     pinned = env_pinned_fields(environ)
     data = {k: v for k, v in settings.saved_fields().items() if k not in pinned}
+    if settings.database:  # PostgreSQL: the row every process of the team reads
+        from rag_core.settings import stored
+
+        previous, _ = stored.read(settings.database)
+        data.update({k: v for k, v in previous.items() if k in pinned})
+        stored.write(settings.database, data)
+        return path
     previous, unreadable = read_saved(path)
     if unreadable:
         os.replace(path, path.with_name(f"{path.name}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}"))

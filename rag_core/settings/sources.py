@@ -133,17 +133,25 @@ class SavedSettings(PydanticBaseSettingsSource):
     fields in ``skip`` (set by a variable) do not count, and neither does ``data_dir``
     (the file lives in it)."""
 
-    def __init__(self, settings_cls: type[BaseSettings], path: Path, skip: Collection[str] = ()) -> None:
+    def __init__(
+        self, settings_cls: type[BaseSettings], path: Path, skip: Collection[str] = (), database: str | None = None
+    ) -> None:
         super().__init__(settings_cls)
         self.path = Path(path)
-        self.skip = {*skip, "data_dir"}
-        self.report = SavedReport(self.path)
+        self.database = database  # PostgreSQL: the saved settings are its row, not the file (``stored``)
+        self.skip = {*skip, "data_dir", "database_url", "library"}
+        self.report = SavedReport(Path("the database's saved_settings") if database else self.path)
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False  # __call__ reads the file once, for every field
 
     def __call__(self) -> dict[str, Any]:
-        saved, self.report.unreadable = read_saved(self.path)
+        if self.database:
+            from rag_core.settings import stored
+
+            saved, self.report.unreadable = stored.read(self.database)
+        else:
+            saved, self.report.unreadable = read_saved(self.path)
         fields = leaf_fields(self.settings_cls)
         accepted: dict[str, Any] = {}
         self.report.rejected = []

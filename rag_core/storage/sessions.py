@@ -1,5 +1,10 @@
 """Conversations: sessions, their messages with the sources each answer cited, and the
-summaries that stand for a long session's older messages."""
+summaries that stand for a long session's older messages.
+
+Each conversation is someone's: a ``SessionStore`` is opened for one ``owner`` (the signed-in
+person, or '' for the one local person when nobody signs in) and sees, changes and counts
+that owner's conversations alone. Another person's session id is answered as one that does
+not exist: the store never says whether it does."""
 
 from __future__ import annotations
 
@@ -47,32 +52,51 @@ class Summary:
 
 
 class SessionStore:
-    """Create, list, rename, delete sessions; append and read their messages."""
+    """Create, list, rename, delete sessions; append and read their messages: one owner's."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, owner: str = "") -> None:
         self.db = db
+        self.owner = owner
+
+    def for_owner(self, owner: str) -> SessionStore:
+        """The same database, seen by another person."""
+        return SessionStore(self.db, owner)
+
+    def total(self) -> int:
+        """Every owner's sessions (``check`` counts them all)."""
+        return int(self.db.query("SELECT COUNT(*) FROM sessions")[0][0])
+
+    def _mine(self, c: Any, session_id: str) -> None:
+        if not c.execute("SELECT 1 FROM sessions WHERE id = ? AND owner = ?", (session_id, self.owner)).fetchone():
+            raise NotFoundError(f"No session with id {session_id!r}.")
 
     def create(self, name: str | None = None) -> Session:
         now = time.time()
         sid = uuid.uuid4().hex[:12]
         name = (name or "").strip() or time.strftime("Chat %Y-%m-%d %H:%M", time.localtime(now))
         with self.db.connect() as c:
-            c.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, NULL)", (sid, name, now, now))
+            c.execute(
+                "INSERT INTO sessions (id, name, created, updated, doc_filter, owner) VALUES (?, ?, ?, ?, NULL, ?)",
+                (sid, name, now, now, self.owner),
+            )
         return Session(sid, name, now, now)
 
     def list(self) -> builtins.list[Session]:
-        rows = self.db.query("SELECT * FROM sessions ORDER BY updated DESC, created DESC")
+        rows = self.db.query(
+            "SELECT * FROM sessions WHERE owner = ? ORDER BY updated DESC, created DESC", (self.owner,)
+        )
         return [self._session(r) for r in rows]
 
     def get(self, session_id: str) -> Session:
-        rows = self.db.query("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        rows = self.db.query("SELECT * FROM sessions WHERE id = ? AND owner = ?", (session_id, self.owner))
         if not rows:
             raise NotFoundError(f"No session with id {session_id!r}; `python -m rag_core sessions list` shows them.")
         return self._session(rows[0])
 
     def find(self, id_or_name: str) -> Session | None:
         rows = self.db.query(
-            "SELECT * FROM sessions WHERE id = ? OR name = ? ORDER BY updated DESC", (id_or_name, id_or_name)
+            "SELECT * FROM sessions WHERE (id = ? OR name = ?) AND owner = ? ORDER BY updated DESC",
+            (id_or_name, id_or_name, self.owner),
         )
         return self._session(rows[0]) if rows else None
 
@@ -81,28 +105,31 @@ class SessionStore:
         if not name:
             raise DocentError("A session name cannot be empty.")
         with self.db.connect() as c:
-            if c.execute("UPDATE sessions SET name = ? WHERE id = ?", (name, session_id)).rowcount == 0:
+            done = c.execute("UPDATE sessions SET name = ? WHERE id = ? AND owner = ?", (name, session_id, self.owner))
+            if done.rowcount == 0:
                 raise NotFoundError(f"No session with id {session_id!r}.")
 
     def delete(self, session_id: str) -> None:
         with self.db.connect() as c:
-            if c.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
+            if c.execute("DELETE FROM sessions WHERE id = ? AND owner = ?", (session_id, self.owner)).rowcount == 0:
                 raise NotFoundError(f"No session with id {session_id!r}.")
 
     def set_doc_filter(self, session_id: str, names: builtins.list[str] | None) -> None:
         value = json.dumps(sorted(names)) if names else None
         with self.db.connect() as c:
-            if c.execute("UPDATE sessions SET doc_filter = ? WHERE id = ?", (value, session_id)).rowcount == 0:
+            done = c.execute(
+                "UPDATE sessions SET doc_filter = ? WHERE id = ? AND owner = ?", (value, session_id, self.owner)
+            )
+            if done.rowcount == 0:
                 raise NotFoundError(f"No session with id {session_id!r}.")
 
     def append(self, session_id: str, message: Message) -> Message:
         now = time.time()
         with self.db.connect() as c:
-            if not c.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-                raise NotFoundError(f"No session with id {session_id!r}.")
-            cur = c.execute(
+            self._mine(c, session_id)
+            row = c.execute(
                 "INSERT INTO messages (session_id, role, content, condensed_question, sources, meta, created)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     session_id,
                     message.role,
@@ -112,9 +139,9 @@ class SessionStore:
                     json.dumps(message.meta, ensure_ascii=False),
                     now,
                 ),
-            )
+            ).fetchone()
             c.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
-        message.id, message.created = cur.lastrowid, now
+        message.id, message.created = int(row[0]), now
         return message
 
     def add_whole(
@@ -125,19 +152,19 @@ class SessionStore:
         created: float | None = None,
         doc_filter: builtins.list[str] | None = None,
     ) -> Session:
-        """A new session with all its messages in one transaction (an import: all of it or
-        nothing). A name already taken gets " (imported)" appended; a message without a time
-        gets now."""
+        """A new session of this owner with all its messages in one transaction (an import: all
+        of it or nothing). A name this owner already has gets " (imported)" appended; a message
+        without a time gets now."""
         now = time.time()
         sid = uuid.uuid4().hex[:12]
         with self.db.connect() as c:
-            if c.execute("SELECT 1 FROM sessions WHERE name = ?", (name,)).fetchone():
+            if c.execute("SELECT 1 FROM sessions WHERE name = ? AND owner = ?", (name, self.owner)).fetchone():
                 name = f"{name} (imported)"
             value = json.dumps(sorted(doc_filter)) if doc_filter else None
             started = float(created or now)
             c.execute(
-                "INSERT INTO sessions (id, name, created, updated, doc_filter) VALUES (?, ?, ?, ?, ?)",
-                (sid, name, started, now, value),
+                "INSERT INTO sessions (id, name, created, updated, doc_filter, owner) VALUES (?, ?, ?, ?, ?, ?)",
+                (sid, name, started, now, value, self.owner),
             )
             for m in messages:
                 c.execute(
@@ -156,7 +183,11 @@ class SessionStore:
         return Session(sid, name, started, now, sorted(doc_filter) if doc_filter else None)
 
     def messages(self, session_id: str) -> builtins.list[Message]:
-        rows = self.db.query("SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,))
+        rows = self.db.query(
+            "SELECT m.* FROM messages m JOIN sessions s ON s.id = m.session_id"
+            " WHERE m.session_id = ? AND s.owner = ? ORDER BY m.id",
+            (session_id, self.owner),
+        )
         return [
             Message(
                 role=r["role"],
@@ -172,6 +203,7 @@ class SessionStore:
 
     def clear(self, session_id: str) -> None:
         with self.db.connect() as c:
+            self._mine(c, session_id)
             c.execute("DELETE FROM summaries WHERE session_id = ?", (session_id,))
             c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
 
@@ -179,6 +211,7 @@ class SessionStore:
         """Remove the session's messages after ``message_id`` (an answer being regenerated),
         and summaries of them; returns how many messages were removed."""
         with self.db.connect() as c:
+            self._mine(c, session_id)
             c.execute("DELETE FROM summaries WHERE session_id = ? AND upto_message_id > ?", (session_id, message_id))
             return c.execute("DELETE FROM messages WHERE session_id = ? AND id > ?", (session_id, message_id)).rowcount
 
@@ -186,15 +219,20 @@ class SessionStore:
         """Record that ``text`` now stands for the session's messages up to ``upto_message_id``."""
         now = time.time()
         with self.db.connect() as c:
-            cur = c.execute(
-                "INSERT INTO summaries (session_id, upto_message_id, text, created) VALUES (?, ?, ?, ?)",
+            self._mine(c, session_id)
+            row = c.execute(
+                "INSERT INTO summaries (session_id, upto_message_id, text, created) VALUES (?, ?, ?, ?) RETURNING id",
                 (session_id, upto_message_id, text, now),
-            )
-        return Summary(text, upto_message_id, now, cur.lastrowid)
+            ).fetchone()
+        return Summary(text, upto_message_id, now, int(row[0]))
 
     def summaries(self, session_id: str) -> builtins.list[Summary]:
         """The session's summaries, oldest first; the last one is what the model sees."""
-        rows = self.db.query("SELECT * FROM summaries WHERE session_id = ? ORDER BY id", (session_id,))
+        rows = self.db.query(
+            "SELECT m.* FROM summaries m JOIN sessions s ON s.id = m.session_id"
+            " WHERE m.session_id = ? AND s.owner = ? ORDER BY m.id",
+            (session_id, self.owner),
+        )
         return [Summary(r["text"], r["upto_message_id"], r["created"], r["id"]) for r in rows]
 
     @staticmethod

@@ -1,7 +1,7 @@
 """The SQLite backend: one file, its numbered migrations, a connection per thread.
 
-The schema moves forward through numbered migrations recorded in ``_migrations``
-(simonw/llm's pattern). WAL mode and a busy timeout let several Streamlit sessions
+The schema moves forward through the numbered migrations of
+``rag_core.storage.migrations``, recorded in ``_migrations``. WAL mode and a busy timeout let several Streamlit sessions
 and an upload write at once.
 
 A file that SQLite cannot read raises ``DatabaseDamagedError`` (never a bare
@@ -21,62 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.errors import DatabaseDamagedError, damaged, translated
-from rag_core.storage.database import Database, Migration, Row
-
-
-def m001_sessions() -> str:
-    return """
-        CREATE TABLE sessions (
-            id TEXT PRIMARY KEY,
-            name TEXT NOT NULL,
-            created REAL NOT NULL,
-            updated REAL NOT NULL,
-            doc_filter TEXT  -- JSON list of document names, NULL = all documents
-        );
-        CREATE TABLE messages (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-            role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
-            content TEXT NOT NULL,
-            condensed_question TEXT,
-            sources TEXT,   -- JSON list of {file, page, score, text}
-            meta TEXT,      -- JSON: timings, notices, error
-            created REAL NOT NULL
-        );
-        CREATE INDEX messages_session ON messages(session_id, id);
-        """
-
-
-def m002_documents() -> str:
-    return """
-        CREATE TABLE documents (
-            name TEXT PRIMARY KEY,
-            sha256 TEXT NOT NULL,
-            size INTEGER NOT NULL,
-            pages INTEGER NOT NULL DEFAULT 0,
-            chunks INTEGER NOT NULL DEFAULT 0,
-            kind TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN ('pending', 'indexed')),
-            added REAL NOT NULL,
-            updated REAL NOT NULL
-        );
-        """
-
-
-def m003_summaries() -> str:
-    return """
-        CREATE TABLE summaries (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-            upto_message_id INTEGER NOT NULL,  -- the summary stands for the messages up to this one
-            text TEXT NOT NULL,
-            created REAL NOT NULL
-        );
-        CREATE INDEX summaries_session ON summaries(session_id, id);
-        """
-
-
-MIGRATIONS: list[Migration] = [m001_sessions, m002_documents, m003_summaries]
+from rag_core.storage.database import Database, Row
+from rag_core.storage.dialect import SQLITE
+from rag_core.storage.migrations import MIGRATIONS
 
 
 class SQLiteDatabase(Database):
@@ -84,6 +31,8 @@ class SQLiteDatabase(Database):
 
     ``backups`` (a ``rag_core.storage.backups.Backups``) is asked for a copy before a migration
     changes an existing file and after each write transaction (it decides whether one is due)."""
+
+    dialect = SQLITE
 
     def __init__(self, path: Path, backups: Any = None) -> None:
         self.path = Path(path)
@@ -157,8 +106,17 @@ class SQLiteDatabase(Database):
         for fn in todo:
             # One transaction per migration: its DDL and its record land together or not at all.
             db.executescript(
-                f"BEGIN IMMEDIATE; {fn()}; INSERT INTO _migrations VALUES ('{fn.__name__}', {time.time()}); COMMIT;"
+                f"BEGIN IMMEDIATE; {fn(SQLITE)}; INSERT INTO _migrations VALUES ('{fn.__name__}', {time.time()}); COMMIT;"
             )
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        out["size_mb"] = round(self.path.stat().st_size / 1e6, 1) if self.path.exists() else 0.0
+        if self.backups is not None:
+            newest = self.backups.list()
+            out["backups"] = len(newest)
+            out["newest_backup"] = newest[0].name if newest else None
+        return out
 
     def applied_migrations(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM _migrations ORDER BY name")]

@@ -1,0 +1,149 @@
+"""The schema, as numbered migrations that run on SQLite and on PostgreSQL alike.
+
+Each ``mNNN_name(dialect)`` returns the DDL of one step; the database records the names it
+applied in ``_migrations`` and applies the rest in order, each in its own transaction
+(simonw/llm's pattern). The names are what existing databases recorded: a migration is
+never renamed or changed once released, only followed by another. Where the two databases
+differ the ``Dialect`` says how (``rag_core.storage.dialect``), so a migration is written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rag_core.storage.dialect import Dialect
+
+Migration = Callable[[Dialect], str]
+
+
+def m001_sessions(d: Dialect) -> str:
+    return f"""
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            created {d.real} NOT NULL,
+            updated {d.real} NOT NULL,
+            doc_filter TEXT  -- JSON list of document names, NULL = all documents
+        );
+        CREATE TABLE messages (
+            id {d.serial_key},
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+            content TEXT NOT NULL,
+            condensed_question TEXT,
+            sources TEXT,   -- JSON list of {{file, page, score, text}}
+            meta TEXT,      -- JSON: timings, notices, error
+            created {d.real} NOT NULL
+        );
+        CREATE INDEX messages_session ON messages(session_id, id);
+        """
+
+
+def m002_documents(d: Dialect) -> str:
+    return f"""
+        CREATE TABLE documents (
+            name TEXT PRIMARY KEY,
+            sha256 TEXT NOT NULL,
+            size {d.integer} NOT NULL,
+            pages {d.integer} NOT NULL DEFAULT 0,
+            chunks {d.integer} NOT NULL DEFAULT 0,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'indexed')),
+            added {d.real} NOT NULL,
+            updated {d.real} NOT NULL
+        );
+        """
+
+
+def m003_summaries(d: Dialect) -> str:
+    return f"""
+        CREATE TABLE summaries (
+            id {d.serial_key},
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            upto_message_id {d.integer} NOT NULL,  -- the summary stands for the messages up to this one
+            text TEXT NOT NULL,
+            created {d.real} NOT NULL
+        );
+        CREATE INDEX summaries_session ON summaries(session_id, id);
+        """
+
+
+def m004_owners(d: Dialect) -> str:
+    """Whose each conversation is ('' is the one local person, as before sign-in), and which
+    library each document belongs to ('' is the shared library): a document's name is unique
+    within its library, so the key becomes (library, name), a table rebuilt on SQLite."""
+    json_check = (
+        """
+        CREATE FUNCTION docent_json(t TEXT) RETURNS JSONB LANGUAGE plpgsql IMMUTABLE AS $$
+        BEGIN
+            RETURN t::jsonb;
+        EXCEPTION WHEN others THEN
+            RETURN NULL;
+        END $$;
+        """
+        if d.name == "postgres"
+        else ""
+    )
+    return f"""
+        ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+        CREATE INDEX sessions_owner ON sessions(owner, updated);
+        CREATE TABLE documents_v2 (
+            library TEXT NOT NULL DEFAULT '',
+            name TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            size {d.integer} NOT NULL,
+            pages {d.integer} NOT NULL DEFAULT 0,
+            chunks {d.integer} NOT NULL DEFAULT 0,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'indexed')),
+            added {d.real} NOT NULL,
+            updated {d.real} NOT NULL,
+            PRIMARY KEY (library, name)
+        );
+        INSERT INTO documents_v2 (library, name, sha256, size, pages, chunks, kind, status, added, updated)
+            SELECT '', name, sha256, size, pages, chunks, kind, status, added, updated FROM documents;
+        DROP TABLE documents;
+        ALTER TABLE documents_v2 RENAME TO documents;
+        CREATE INDEX documents_sha ON documents(sha256);
+        {json_check}
+        """
+
+
+def m005_shared_state(d: Dialect) -> str:
+    """What a team's processes share besides conversations and the registry, in the database
+    when it is PostgreSQL: the settings saved from the page (on SQLite they stay in
+    settings.json) and the generation that tells every process another one wrote."""
+    return f"""
+        CREATE TABLE saved_settings (
+            id {d.integer} PRIMARY KEY CHECK (id = 1),
+            data TEXT NOT NULL,  -- JSON object of the saved fields, flat by name (never a key)
+            updated {d.real} NOT NULL
+        );
+        CREATE TABLE generation (
+            id {d.integer} PRIMARY KEY CHECK (id = 1),
+            token TEXT NOT NULL,
+            updated {d.real} NOT NULL
+        );
+        """
+
+
+def m006_kvstore(d: Dialect) -> str:
+    """LlamaIndex's key-value collections (the ingestion docstore) as rows, one per key."""
+    return """
+        CREATE TABLE kvstore (
+            collection TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,  -- JSON
+            PRIMARY KEY (collection, key)
+        );
+        """
+
+
+MIGRATIONS: list[Migration] = [
+    m001_sessions,
+    m002_documents,
+    m003_summaries,
+    m004_owners,
+    m005_shared_state,
+    m006_kvstore,
+]
