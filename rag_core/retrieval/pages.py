@@ -34,6 +34,12 @@ _FIGURE = re.compile(r"[$(]*-?\d[\d,.]*\)?%?|[$%()—–-]+")
 _LABEL = re.compile(r"[A-Za-z][^\d$]*")
 _AMOUNT = re.compile(r"\d{3}|\d[,.]\d|\$|%")
 _WORD = re.compile(r"[a-z]+")
+# A label's parenthesised qualifier ("Operating income (loss)", "provided by (used in)") says
+# which sign the figure may take, not which line item it is.
+_QUALIFIER = re.compile(r"\([^)]*\)")
+# A word in the labels of more than this share of a document's labelled pages is its running
+# header (the company's name, "Notes to ..."): it tells no page of it from another.
+RUNNING_SHARE = 0.5
 # Words of a label or title that say nothing about the line item.
 _GENERIC = frozenset(
     "total condensed consolidated statement statements unaudited continued note notes inc corporation "
@@ -84,6 +90,7 @@ def _norm(word: str) -> str:
 
 def label_terms(text: str) -> frozenset[str]:
     """The words of a label or title that name its line item."""
+    text = _QUALIFIER.sub(" ", text)
     return frozenset(_norm(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and _norm(w) not in _GENERIC)
 
 
@@ -141,6 +148,7 @@ class PageLabels:
             labels = row_labels(node.get_content())
             if labels:
                 chunks[(doc_of(node), page)].append((i, labels))
+        _drop_running_words(chunks)
         df: dict[str, int] = defaultdict(int)
         for entries in chunks.values():
             for word in {w for _, labels in entries for label in labels for w in label}:
@@ -157,10 +165,9 @@ class PageLabels:
             return 0.0
         return sum(self.idf.get(w, 0.0) for w in have) * len(have) / len(label)
 
-    def score_pages(self, question: str) -> dict[tuple[str, int], tuple[float, dict[int, float]]]:
-        """Per page with a label the question names: the page's score (each distinct label
-        once) and each chunk's."""
-        terms = question_terms(question)
+    def score_pages(self, terms: set[str]) -> dict[tuple[str, int], tuple[float, dict[int, float]]]:
+        """Per page with a label the question's ``terms`` name: the page's score (each distinct
+        label once) and each chunk's."""
         out = {}
         for key, entries in self.chunks.items():
             seen: dict[frozenset[str], float] = {}
@@ -177,6 +184,26 @@ class PageLabels:
             if seen:
                 out[key] = (sum(seen.values()), per_chunk)
         return out
+
+
+def _drop_running_words(chunks: dict[tuple[str, int], list[tuple[int, list[frozenset[str]]]]]) -> None:
+    """Take out of each document's labels the words on most of its labelled pages (in place)."""
+    pages_of: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for key in chunks:
+        pages_of[key[0]].append(key)
+    for keys in pages_of.values():
+        if len(keys) < 4:
+            continue
+        df: dict[str, int] = defaultdict(int)
+        for key in keys:
+            for word in {w for _, labels in chunks[key] for label in labels for w in label}:
+                df[word] += 1
+        running = {w for w, c in df.items() if c > RUNNING_SHARE * len(keys)}
+        if not running:
+            continue
+        for key in keys:
+            kept = [(i, [lab - running for lab in labels if lab - running]) for i, labels in chunks[key]]
+            chunks[key] = [(i, labels) for i, labels in kept if labels]
 
 
 _CACHE: weakref.WeakKeyDictionary[Any, PageLabels] = weakref.WeakKeyDictionary()
@@ -199,7 +226,10 @@ def statement_list(
     statement of the filing the question is about, not a neighbour's). Empty when no page's
     labels reach ``MIN_LABEL_SCORE``: the question names no line item."""
     labels = page_labels(bm, doc_of)
-    scored = labels.score_pages(question)
+    # The names in the question pick documents (the document scores, the routing), not pages:
+    # a cover page's "NVIDIA CORPORATION" is no line item.
+    named = {_norm(w) for name, _terms in bm.names_in(question) for w in _WORD.findall(name.lower())}
+    scored = labels.score_pages(question_terms(question) - named)
     if not scored or max(s for s, _ in scored.values()) < MIN_LABEL_SCORE:
         return []
     best_doc = max(doc_scores.values(), default=0.0) or 1.0
