@@ -279,7 +279,9 @@ def document_dates(bm: Any, doc_of: Any) -> dict[str, date]:
     return dates
 
 
-def latest_documents(question: str, bm: Any, doc_of: Any, doc_scores: dict[str, float], bonus: float) -> dict[str, float]:
+def latest_documents(
+    question: str, bm: Any, doc_of: Any, doc_scores: dict[str, float], bonus: float
+) -> dict[str, float]:
     """``doc_scores`` with ``bonus`` added to the latest-dated document among those the
     question is about (within ``ABOUT_SHARE`` of the best score), when it asks for the
     latest or most recent one; unchanged otherwise."""
