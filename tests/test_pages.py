@@ -5,7 +5,7 @@ embedding."""
 from __future__ import annotations
 
 from rag_core import build_context
-from rag_core.retrieval.pages import asks_latest, question_terms, row_labels
+from rag_core.retrieval.pages import asks_latest, label_terms, question_terms, row_labels
 from tests.pdfgen import make_pdf
 
 STATEMENT = """CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS (Unaudited)
@@ -42,9 +42,11 @@ def _filing(path, company: str, cover_date: str, extra: str = "") -> None:
 
 def test_row_labels_are_the_text_before_a_rows_figures_and_the_titles():
     labels = row_labels(STATEMENT + "\nThe Company's net sales increased 5% compared with last year.")
-    assert frozenset({"operating", "expense"}) in labels  # "Total operating expenses 14,316 12,755"
-    assert frozenset({"research", "development"}) in labels
-    assert frozenset({"operation"}) in labels  # the title, its generic words left out
+    assert label_terms("operating expenses") in labels  # "Total operating expenses 14,316 12,755"
+    assert label_terms("research and development") in labels
+    assert label_terms("operations") in labels  # the title, its generic words left out
+    assert label_terms("operations") == label_terms("operating")  # "Net cash from operations"
+    assert label_terms("Operating income (loss)") == label_terms("operating income")  # the sign, not the item
     assert not any("increased" in label for label in labels)  # prose with a figure is not a row
 
 

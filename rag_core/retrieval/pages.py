@@ -76,16 +76,26 @@ _PHRASES: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
 MIN_LABEL_SCORE = 2.0  # the best page's label weight below which the question names no line item
 PAGES = 3  # pages the list holds
 CHUNKS_PER_PAGE = 2
+# A statement (of operations, of cash flows, a balance sheet) is where a line item is reported;
+# the discussion and the notes restate it or break it down: its page counts this much more.
+STATEMENT_BOOST = 1.5
+_STATEMENT_TITLE = re.compile(r"\bstatements?\s+of\b|\bbalance\s+sheets?\b", re.IGNORECASE)
 ABOUT_SHARE = 0.8  # documents within this share of the best document score are "what the question is about"
 
 
 def _norm(word: str) -> str:
-    """Singular forms, so "inventories" meets "inventory" and "expenses" meets "expense"."""
+    """Singular forms and a bare stem, so "inventories" meets "inventory", "expenses" meets
+    "expense" and "operating" meets "operations" (Microsoft's "Net cash from operations")."""
     if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
+        word = word[:-3] + "y"
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if len(word) > 6 and word.endswith(("ing", "ion")):
+        word = word[:-3]
     return word
+
+
+_SYNONYMS_NORM = {_norm(word): words for word, words in _SYNONYMS.items()}
 
 
 def label_terms(text: str) -> frozenset[str]:
@@ -98,7 +108,7 @@ def question_terms(question: str) -> set[str]:
     """The question's words, with the words filings use for the same line items."""
     terms = {_norm(w) for w in _WORD.findall(question.lower()) if w not in STOP_WORDS}
     for word in list(terms):
-        terms.update(_norm(s) for s in _SYNONYMS.get(word, ()))
+        terms.update(_norm(s) for s in _SYNONYMS_NORM.get(word, ()))
     for pattern, words in _PHRASES:
         if pattern.search(question):
             terms.update(_norm(w) for w in words)
@@ -137,15 +147,27 @@ class PageLabels:
 
     chunks: dict[tuple[str, int], list[tuple[int, list[frozenset[str]]]]] = field(default_factory=dict)
     idf: dict[str, float] = field(default_factory=dict)
+    covers: dict[str, frozenset[str]] = field(default_factory=dict)  # per document, the words of its first page
+    cover_dates: dict[str, frozenset[date]] = field(default_factory=dict)  # ... and the dates on it
+    statements: frozenset[tuple[str, int]] = frozenset()  # pages titled as a financial statement
 
     @classmethod
     def build(cls, nodes: Sequence[Any], doc_of: Any) -> PageLabels:
         chunks: dict[tuple[str, int], list[tuple[int, list[frozenset[str]]]]] = defaultdict(list)
+        covers: dict[str, set[str]] = defaultdict(set)
+        cover_dates: dict[str, set[date]] = defaultdict(set)
+        statements = set()
         for i, node in enumerate(nodes):
             page = (node.metadata or {}).get("page")
             if not isinstance(page, int):
                 continue
-            labels = row_labels(node.get_content())
+            text = node.get_content()
+            if page == 1:
+                covers[doc_of(node)].update(_WORD.findall(text.lower()))
+                cover_dates[doc_of(node)].update(dates_in(text))
+            if any(is_title(line) and _STATEMENT_TITLE.search(line) for line in text.splitlines()):
+                statements.add((doc_of(node), page))
+            labels = row_labels(text)
             if labels:
                 chunks[(doc_of(node), page)].append((i, labels))
         _drop_running_words(chunks)
@@ -155,34 +177,47 @@ class PageLabels:
                 df[word] += 1
         n = len(chunks)
         idf = {w: math.log(1 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
-        return cls(dict(chunks), idf)
+        return cls(
+            dict(chunks),
+            idf,
+            {d: frozenset(words) for d, words in covers.items()},
+            {d: frozenset(found) for d, found in cover_dates.items()},
+            frozenset(statements),
+        )
 
-    def label_score(self, label: frozenset[str], terms: set[str]) -> float:
-        """How much of ``label`` the question names: the idf of its words the question holds,
-        when it holds at least two thirds of them (a one-word label: the word)."""
+    def label_score(self, label: frozenset[str], terms: set[str]) -> tuple[float, frozenset[str]]:
+        """How much of ``label`` the question names, and the words it names: the idf of the
+        words the question holds times their share of the label's idf, when that share is at
+        least two thirds ("net cash provided by investing activities" is not "net cash provided
+        by operating activities": the word missing is the one that tells them apart)."""
         have = label & terms
-        if not have or len(have) * 3 < len(label) * 2:
-            return 0.0
-        return sum(self.idf.get(w, 0.0) for w in have) * len(have) / len(label)
+        if not have:
+            return 0.0, frozenset()
+        got = sum(self.idf.get(w, 0.0) for w in have)
+        share = got / (sum(self.idf.get(w, 0.0) for w in label) or 1.0)
+        if share * 3 < 2:
+            return 0.0, frozenset()
+        return got * share, have
 
     def score_pages(self, terms: set[str]) -> dict[tuple[str, int], tuple[float, dict[int, float]]]:
-        """Per page with a label the question's ``terms`` name: the page's score (each distinct
-        label once) and each chunk's."""
+        """Per page with a label the question's ``terms`` name: the page's score (the idf of
+        the question's words its labels name, each word once: a page repeating one label per
+        segment is not ahead of the statement that holds it once) and each chunk's."""
         out = {}
         for key, entries in self.chunks.items():
-            seen: dict[frozenset[str], float] = {}
+            named: set[str] = set()
             per_chunk: dict[int, float] = {}
             for i, labels in entries:
                 chunk_score = 0.0
                 for label in labels:
-                    s = self.label_score(label, terms)
+                    s, have = self.label_score(label, terms)
                     if s > 0:
                         chunk_score += s
-                        seen[label] = s
+                        named |= have
                 if chunk_score > 0:
                     per_chunk[i] = chunk_score
-            if seen:
-                out[key] = (sum(seen.values()), per_chunk)
+            if named:
+                out[key] = (sum(self.idf.get(w, 0.0) for w in named), per_chunk)
         return out
 
 
@@ -228,16 +263,30 @@ def statement_list(
     labels = page_labels(bm, doc_of)
     # The names in the question pick documents (the document scores, the routing), not pages:
     # a cover page's "NVIDIA CORPORATION" is no line item.
-    named = {_norm(w) for name, _terms in bm.names_in(question) for w in _WORD.findall(name.lower())}
-    scored = labels.score_pages(question_terms(question) - named)
+    names = [set(_WORD.findall(name.lower())) for name, _terms in bm.names_in(question)]
+    scored = labels.score_pages(question_terms(question) - {_norm(w) for name in names for w in name})
     if not scored or max(s for s, _ in scored.values()) < MIN_LABEL_SCORE:
         return []
+    # A filing, a release, a report names whom it is about on its first page: with a name in
+    # the question, the statements are those of the documents whose first page holds it.
+    # A date it states ("the quarter ended July 1, 2023") picks, among those, the ones whose
+    # first page carries it (the period a filing or release covers is on its cover).
     best_doc = max(doc_scores.values(), default=0.0) or 1.0
+    about = {d for d, s in doc_scores.items() if s >= ABOUT_SHARE * best_doc}
+    named = {d for d in about if any(name <= labels.covers.get(d, frozenset()) for name in names)}
+    about = named or about
+    stated = dates_in(question)
+    dated = {d for d in about if stated & labels.cover_dates.get(d, frozenset())}
+    about = dated or about
     ranked = sorted(
         (
-            (score * doc_scores.get(key[0], 0.0) / best_doc, key, chunks)
+            (
+                score * doc_scores.get(key[0], 0.0) / best_doc * (STATEMENT_BOOST if key in labels.statements else 1.0),
+                key,
+                chunks,
+            )
             for key, (score, chunks) in scored.items()
-            if doc_scores.get(key[0], 0.0) >= ABOUT_SHARE * best_doc
+            if key[0] in about
         ),
         key=lambda x: (-x[0], x[1]),
     )
@@ -256,6 +305,17 @@ _MONTH_NAMES = "january february march april may june july august september octo
 _DATE = re.compile(r"\b(" + "|".join(_MONTH_NAMES) + r")\s+(\d{1,2}),\s*((?:19|20)\d{2})\b", re.IGNORECASE)
 
 
+def dates_in(text: str) -> set[date]:
+    """The dates written out in ``text`` ("July 1, 2023")."""
+    out = set()
+    for month, day, year in _DATE.findall(text):
+        try:
+            out.add(date(int(year), _MONTH_NAMES.index(month.lower()) + 1, int(day)))
+        except ValueError:
+            continue
+    return out
+
+
 def asks_latest(question: str) -> bool:
     return bool(_LATEST.search(question))
 
@@ -268,11 +328,7 @@ def document_dates(bm: Any, doc_of: Any) -> dict[str, date]:
         meta = node.metadata or {}
         if meta.get("page") not in (1, None):
             continue
-        for month, day, year in _DATE.findall(node.get_content()[:4000]):
-            try:
-                d = date(int(year), _MONTH_NAMES.index(month.lower()) + 1, int(day))
-            except ValueError:
-                continue
+        for d in dates_in(node.get_content()[:4000]):
             key = doc_of(node)
             if key not in dates or d > dates[key]:
                 dates[key] = d
