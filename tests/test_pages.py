@@ -1,11 +1,11 @@
 """Pages by structure (rag_core.retrieval.pages): the statement page a question's line items name,
-and "the latest report" read from the documents' own dates. Real PDFs, real Chroma, the hash
-embedding."""
+of the document the question's names and dates are on the cover of. Real PDFs, real Chroma, the
+hash embedding."""
 
 from __future__ import annotations
 
 from rag_core import build_context
-from rag_core.retrieval.pages import asks_latest, label_terms, question_terms, row_labels
+from rag_core.retrieval.pages import label_terms, question_terms, row_labels
 from tests.pdfgen import make_pdf
 
 STATEMENT = """CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS (Unaudited)
@@ -35,7 +35,7 @@ The company had many employees in many offices in many countries during the quar
 Its offices are leased; its employees work in engineering, sales and administration."""
 
 
-def _filing(path, company: str, cover_date: str, extra: str = "") -> None:
+def filing(path, company: str, cover_date: str, extra: str = "") -> None:
     cover = f"{company} Inc.\nFORM 10-Q\nFor the quarterly period ended {cover_date}\nQuarterly report of {company}."
     make_pdf([cover, STATEMENT.replace("Three Months", f"{company} Three Months"), DISCUSSION, OTHER + extra], path)
 
@@ -57,8 +57,8 @@ def test_question_terms_add_the_words_filings_use():
 
 
 def test_a_question_naming_line_items_gets_the_statement_page_of_its_company(make_settings, tmp_path):
-    _filing(tmp_path / "apple.pdf", "Apple", "December 31, 2022")
-    _filing(tmp_path / "orange.pdf", "Orange", "December 31, 2022")
+    filing(tmp_path / "apple.pdf", "Apple", "December 31, 2022")
+    filing(tmp_path / "orange.pdf", "Orange", "December 31, 2022")
     question = "How did Apple's operating expenses compare to its revenue in the quarter?"
     pages = {}
     for weight in (0.0, 1.0):
@@ -71,7 +71,7 @@ def test_a_question_naming_line_items_gets_the_statement_page_of_its_company(mak
 
 
 def test_a_question_naming_no_line_item_is_searched_as_before(make_settings, tmp_path):
-    _filing(tmp_path / "apple.pdf", "Apple", "December 31, 2022")
+    filing(tmp_path / "apple.pdf", "Apple", "December 31, 2022")
     found = {}
     for weight in (0.0, 1.0):
         ctx = build_context(make_settings(statement_weight=weight, data_dir=tmp_path / f"w{weight}"))
@@ -81,16 +81,31 @@ def test_a_question_naming_no_line_item_is_searched_as_before(make_settings, tmp
     assert not any("statement_score" in s for s in found[1.0].sources)
 
 
-def test_the_latest_report_is_the_latest_dated_of_the_companys_documents(make_settings, tmp_path):
-    dates = {"apple-a.pdf": "April 1, 2023", "apple-b.pdf": "July 1, 2023", "apple-c.pdf": "December 31, 2022"}
-    for name, cover_date in dates.items():  # the oldest says "latest 10-Q" in words: it wins without dates
-        _filing(tmp_path / name, "Apple", cover_date, "\nThe latest lease." if name == "apple-c.pdf" else "")
-    question = "What were Apple's operating expenses in the latest 10-Q?"
-    assert asks_latest(question) and asks_latest("the most recent report") and not asks_latest("the late fee")
-    first = {}
-    for weight in (0.0, 1.0):
-        ctx = build_context(make_settings(latest_weight=weight, data_dir=tmp_path / f"w{weight}"))
-        ctx.ingestion.ingest_paths([tmp_path / name for name in dates])
-        first[weight] = ctx.chat.search(question).sources[0]["file"]
-    assert first[1.0] == "apple-b.pdf"
-    assert first[0.0] == "apple-c.pdf"
+def test_the_statement_is_the_one_of_the_filing_whose_cover_holds_the_stated_date(make_settings, tmp_path):
+    dates = {"a.pdf": "April 1, 2023", "b.pdf": "July 1, 2023"}  # file names say nothing of the period
+    for name, cover_date in dates.items():  # each holds the other's period in its text, as filings do
+        other = "July 1, 2023" if name == "a.pdf" else "April 1, 2023"
+        filing(tmp_path / name, "Apple", cover_date, f"\nThe quarter ended {other} is discussed in another report.")
+    question = "How did Apple's operating expenses compare to its revenue in the quarter ended July 1, 2023?"
+    ctx = build_context(make_settings(data_dir=tmp_path / "d"))
+    ctx.ingestion.ingest_paths([tmp_path / name for name in dates])
+    sources = ctx.chat.search(question).sources
+    statements = [(s["file"], s["page"]) for s in sources if "statement_score" in s]
+    assert statements and set(statements) == {("b.pdf", 2)}  # the same rows in a.pdf: not its period
+
+
+def test_label_words_on_most_pages_of_a_document_and_the_questions_names_pick_no_page(tmp_path):
+    from rag_core.retrieval.pages import PageLabels
+
+    class Node:
+        def __init__(self, text: str, page: int, doc: str) -> None:
+            self.text, self.metadata, self.doc = text, {"page": page}, doc
+
+        def get_content(self) -> str:
+            return self.text
+
+    header = "ACME WIDGETS HOLDINGS"  # a running header, set in capitals on every page
+    nodes = [Node(f"{header}\nRow {i} label {i} 1,234 5,678", i, "acme.pdf") for i in range(1, 6)]
+    labels = PageLabels.build(nodes, lambda n: n.doc)
+    assert all("widget" not in label for entries in labels.chunks.values() for _, ls in entries for label in ls)
+    assert labels.covers["acme.pdf"] >= {"acme", "widgets"}

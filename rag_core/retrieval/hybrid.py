@@ -19,9 +19,10 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters, VectorStoreQuery
 
 from rag_core.index import VectorIndex
+from rag_core.retrieval.dates import latest_documents
 from rag_core.retrieval.fusion import Fused, RankedList, by_document, fuse
 from rag_core.retrieval.keywords import KeywordCache, doc_of
-from rag_core.retrieval.pages import latest_documents, statement_list
+from rag_core.retrieval.pages import statement_list
 from rag_core.retrieval.queries import ConversationQueries, query_variants
 from rag_core.retrieval.result import Retrieval
 from rag_core.retrieval.routing import route_by_name

@@ -1,4 +1,4 @@
-"""Pages by their structure: the row labels and titles of a page's tables, and the date of a document.
+"""Pages by their structure: the row labels and titles of a page's tables.
 
 A broad question about a filing ("How did Apple's operating expenses compare to its revenue in
 Q1 2023?") names line items, not the words of any one passage: the page that answers it is the
@@ -8,9 +8,6 @@ as *labels* — the text before a row's figures, and the titles set in capitals 
 picked by the line items it holds. ``statement_list`` is that list, for the fusion: it is empty
 unless the question names a line item or a statement some page holds, so precise questions and
 non-financial folders are searched as before.
-
-``latest_documents`` reads "the latest 10-Q" / "the most recent report": among the documents
-the question is about, the one whose first page carries the latest date.
 """
 
 from __future__ import annotations
@@ -26,6 +23,7 @@ from typing import Any
 
 from llama_index.core.schema import NodeWithScore
 
+from rag_core.retrieval.dates import ABOUT_SHARE, dates_in
 from rag_core.text import STOP_WORDS, is_title
 
 # A table row is a label, then only figures to the end of the line ("Total net sales 117,154
@@ -80,7 +78,6 @@ CHUNKS_PER_PAGE = 2
 # the discussion and the notes restate it or break it down: its page counts this much more.
 STATEMENT_BOOST = 1.5
 _STATEMENT_TITLE = re.compile(r"\bstatements?\s+of\b|\bbalance\s+sheets?\b", re.IGNORECASE)
-ABOUT_SHARE = 0.8  # documents within this share of the best document score are "what the question is about"
 
 
 def _norm(word: str) -> str:
@@ -297,64 +294,3 @@ def statement_list(
         for i in sorted(chunks, key=lambda i: (-chunks[i], i))[:CHUNKS_PER_PAGE]:
             out.append(NodeWithScore(node=bm.nodes[i], score=round(score, 4)))
     return out
-
-
-# ---------------------------------------------------------------------------------------- latest
-_LATEST = re.compile(r"\b(?:latest|most recent|newest|most current)\b", re.IGNORECASE)
-_MONTH_NAMES = "january february march april may june july august september october november december".split()
-_DATE = re.compile(r"\b(" + "|".join(_MONTH_NAMES) + r")\s+(\d{1,2}),\s*((?:19|20)\d{2})\b", re.IGNORECASE)
-
-
-def dates_in(text: str) -> set[date]:
-    """The dates written out in ``text`` ("July 1, 2023")."""
-    out = set()
-    for month, day, year in _DATE.findall(text):
-        try:
-            out.add(date(int(year), _MONTH_NAMES.index(month.lower()) + 1, int(day)))
-        except ValueError:
-            continue
-    return out
-
-
-def asks_latest(question: str) -> bool:
-    return bool(_LATEST.search(question))
-
-
-def document_dates(bm: Any, doc_of: Any) -> dict[str, date]:
-    """Per document, the latest date written on its first page (a filing's cover: the period
-    it covers and the date of its share count; a release's date line)."""
-    dates: dict[str, date] = {}
-    for node in bm.nodes:
-        meta = node.metadata or {}
-        if meta.get("page") not in (1, None):
-            continue
-        for d in dates_in(node.get_content()[:4000]):
-            key = doc_of(node)
-            if key not in dates or d > dates[key]:
-                dates[key] = d
-    return dates
-
-
-def latest_documents(
-    question: str, bm: Any, doc_of: Any, doc_scores: dict[str, float], bonus: float
-) -> dict[str, float]:
-    """``doc_scores`` with ``bonus`` added to the latest-dated document among those the
-    question is about (within ``ABOUT_SHARE`` of the best score), when it asks for the
-    latest or most recent one; unchanged otherwise."""
-    if not asks_latest(question) or not doc_scores or bonus <= 0:
-        return doc_scores
-    best = max(doc_scores.values())
-    if best <= 0:
-        return doc_scores
-    dates = _DATES.get(bm)
-    if dates is None:
-        dates = document_dates(bm, doc_of)
-        _DATES[bm] = dates
-    about = [d for d, s in doc_scores.items() if s >= ABOUT_SHARE * best and d in dates]
-    if len(about) < 2:
-        return doc_scores
-    latest = max(about, key=lambda d: (dates[d], doc_scores[d]))
-    return {**doc_scores, latest: doc_scores[latest] + bonus}
-
-
-_DATES: weakref.WeakKeyDictionary[Any, dict[str, date]] = weakref.WeakKeyDictionary()
