@@ -102,8 +102,9 @@ class RetrievalSettings(BaseModel):
         ge=0.0,
         le=4.0,
         description="Weight, in the rank fusion, of a list of the pages whose table row labels and titles the "
-        'question names ("operating expenses", "cash flows": the statement page of the document the question is '
-        "about; empty when it names no line item; PDFs; 0: off).",
+        'question names ("operating expenses", "cash flows"), statement pages first, in the documents the question '
+        "is about (those whose first page holds the names and the dates it states); empty when it names no line "
+        "item; PDFs; 0: off.",
     )
     latest_weight: float = Field(
         default=1.0,
