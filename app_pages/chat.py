@@ -86,24 +86,39 @@ def _draw(ctx: AppContext, session: Session, messages: list[Message], start: int
         )
 
 
-def offer_retry(session_id: str, messages: list[Message]) -> None:
-    """A question with no answer yet (it failed, or the app stopped): its error and a Retry button."""
+def offer_retry(ctx: AppContext, session_id: str, messages: list[Message]) -> None:
+    """A question with no answer yet (it failed, or the app stopped): its error and a Retry
+    button; or, while another tab or process is answering it, that, until it is answered."""
     failed = st.session_state.get(FAILED)
     if failed and failed["session"] != session_id:
         failed = None
     last_unanswered = messages[-1].content if messages and messages[-1].role == "user" else None
     if failed is None and last_unanswered is None:
         return
+    if failed is None and ctx.sessions.claims.holder(session_id) is not None:
+        being_answered(ctx, session_id)
+        return
     question = str(failed["question"] if failed else last_unanswered)
     if question != last_unanswered:
         render_user(question)  # it failed before the engine stored it
     with st.chat_message("assistant"):
         if failed:
-            st.error(failed["error"])
+            st.error(escape_markdown(failed["error"]))
         else:
             st.warning("This question has no answer yet.")
         again = {k: v for k, v in (failed or {}).get("request", {}).items() if k in ("rewrite", "regenerate")}
         st.button("🔁 Retry", key="retry", on_click=request_answer, args=(question,), kwargs=again)
+
+
+@st.fragment(run_every=2)
+def being_answered(ctx: AppContext, session_id: str) -> None:
+    """The last question is being answered elsewhere (another tab, window or command): say
+    so, and draw the page again once its answer is stored."""
+    busy = ctx.sessions.claims.holder(session_id)
+    if busy is None:
+        st.rerun(scope="app")
+    with st.chat_message("assistant"):
+        st.info(f"Being answered: {escape_markdown(busy.describe())}. It shows here once it is written.", icon="⏳")
 
 
 def offer_suggestions(ctx: AppContext, scope: list[str]) -> None:
@@ -186,7 +201,7 @@ render_history(ctx, session, messages, replacing=bool(request and request.get("r
 if request is not None:
     answer(ctx, session, messages, request)
 else:
-    offer_retry(session.id, messages)
+    offer_retry(ctx, session.id, messages)
     if not messages and names:
         offer_suggestions(ctx, scope)
 show_viewer(ctx)

@@ -104,7 +104,7 @@ def ask_about_names(ctx: AppContext) -> None:
             choice = None
             if replace.button("Replace it", key=f"replace_{file_id}", type="primary"):
                 choice = "replace"
-            if both.button(f"Keep both (as {conflict.keep_both_name})", key=f"keep_both_{file_id}"):
+            if both.button(f"Keep both (as {escape_markdown(conflict.keep_both_name)})", key=f"keep_both_{file_id}"):
                 choice = "keep_both"
             if skip.button("Skip this file", key=f"skip_{file_id}"):
                 choice = "skip"
@@ -184,7 +184,7 @@ def documents_table(ctx: AppContext) -> None:
         try:
             ctx.ingestion.delete(pending)
         except DocentError as e:
-            st.error(str(e))
+            st.error(escape_markdown(str(e)))
             return
         st.toast(f"Deleted {escape_markdown(pending)}", icon="🗑️")
         st.rerun()

@@ -27,13 +27,14 @@ from rag_core.jobs import JobRunner, JobView, Upload
 from rag_core.loaders import SUPPORTED_EXTS
 from rag_core.payloads import EvalResult, Source
 from rag_core.settings import DocentSettings, RetrievalSettings, env_pinned_fields, load_settings, save_settings
-from rag_core.storage import DocumentRecord, Message, Session
+from rag_core.storage import Busy, DocumentRecord, Message, Session, SessionBusyError
 from rag_core.suggestions import SuggestionService
 from rag_core.viewer import PageImage, PassageContext, Viewer
 
 __all__ = [
     "SUPPORTED_EXTS",
     "AppContext",
+    "Busy",
     "ChatService",
     "ChatTurn",
     "ConfigError",
@@ -60,6 +61,7 @@ __all__ = [
     "ProviderError",
     "RetrievalSettings",
     "Session",
+    "SessionBusyError",
     "Source",
     "SuggestionService",
     "Turn",

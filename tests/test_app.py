@@ -27,6 +27,7 @@ from rag_core.providers.embeddings import HashEmbedding
 from rag_core.settings import form_fields
 from ui.jobs import UPLOAD_JOBS
 from ui.markdown import escape_markdown, inert_markdown
+from ui.sidebar import MANAGE
 
 REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "app.py"
@@ -159,7 +160,7 @@ def test_a_different_file_of_an_indexed_name_asks_replace_or_keep_both(data_dir:
     at = upload(at, orion2)  # a new upload of the same name, different content: nothing sent yet
     [question] = [w for w in texts(at.warning) if "already indexed from a different file" in w]
     assert "orion.md" in question
-    assert [b.label for b in at.button if b.key and b.key.startswith(("replace_", "keep_both_", "skip_"))] == [
+    assert [plain(b.label) for b in at.button if b.key and b.key.startswith(("replace_", "keep_both_", "skip_"))] == [
         "Replace it",
         "Keep both (as orion (2).md)",
         "Skip this file",
@@ -364,7 +365,8 @@ def test_html_in_documents_and_answers_stays_inert(data_dir: Path) -> None:
     answer = at.chat_message[-1].markdown[0]
     assert not answer.allow_html
     assert "<img" not in answer.value and "<script" not in answer.value
-    assert "&lt;img" in answer.value and "!\\[t]" in answer.value and "javascript" not in answer.value
+    assert "&lt;img" in answer.value and "javascript" not in answer.value
+    assert "t (image: `http://evil.example/t.png`)" in answer.value  # the image's address, not the image
     assert all(not m.allow_html for m in at.markdown)
     copied = at.chat_message[-1].code[0].value  # the Markdown to copy is shown as code, never rendered
     assert "<script>alert(2)</script>" in copied
@@ -514,6 +516,28 @@ def test_new_chat_never_hands_out_an_empty_chat_open_in_another_tab(data_dir: Pa
     assert stored(theirs) == [] and [m.role for m in stored(mine)] == ["user", "assistant"]
 
 
+def test_new_chat_in_a_fresh_visit_reuses_the_empty_chat_an_earlier_one_left(data_dir: Path) -> None:
+    """Before: a fresh browser session's "New chat" added an empty chat beside the empty one
+    an earlier visit had left (it reused only a chat it had made itself)."""
+    seed(ORION)
+    ctx = build_context(load_settings())
+    left = ctx.sessions.create("New chat")  # an earlier visit's "New chat", never asked in
+    asked = ctx.sessions.create("Orion launch")
+    ctx.chat.ask("Where did the Orion project launch?", asked.id)  # the latest: a fresh visit opens it
+    at = open_app()
+    assert at.session_state["session_id"] == asked.id
+    click(at, "new_chat")
+    assert at.session_state["session_id"] == left.id and at.query_params["session"] == left.id
+    assert len(ctx.sessions.list()) == 2  # none added
+    click(at, "new_chat")  # already in an empty chat: it stays
+    assert at.session_state["session_id"] == left.id and len(ctx.sessions.list()) == 2
+
+    other = open_app(session=asked.id)  # another tab; the empty chat is open in the first one
+    click(other, "new_chat")
+    assert other.session_state["session_id"] not in (left.id, asked.id)
+    assert len(ctx.sessions.list()) == 3
+
+
 def test_the_chat_list_is_grouped_by_day_and_searchable(data_dir: Path) -> None:
     ctx = build_context(load_settings())
     now = time.time()
@@ -556,6 +580,9 @@ def test_export_buttons_and_import_into_another_data_folder(
     session = ctx.sessions.create("Orion questions")
     ctx.chat.ask("Where did the Orion project launch?", session.id)
     at = open_app(session=session.id)
+    assert not at.sidebar.get("download_button")  # the exports are made only while their section is open
+    at.session_state[MANAGE] = True  # the user opens "Rename, export or delete this chat"
+    at.run()
     assert {b.label for b in at.sidebar.get("download_button")} == {"⬇️ JSON", "⬇️ Markdown"}
     exported = json.dumps(exchange.export_session(ctx, session.id)).encode()
 
@@ -694,12 +721,39 @@ def test_inert_markdown_neutralises_active_content(raw: str) -> None:
     assert ":red[" not in out and ":material/" not in out
 
 
-def test_inert_markdown_keeps_formatting_code_and_web_links() -> None:
+def test_inert_markdown_keeps_formatting_and_code_and_shows_links_as_their_address() -> None:
     text = "**Bold**, a [link](https://example.org/a) and `a < b`:\n\n```python\nif a < b:\n    pass\n```\n"
     out = inert_markdown(text)
-    assert "**Bold**" in out and "[link](https&#58;//example.org/a)" in out
+    assert "**Bold**" in out and "a link (`https://example.org/a`) and" in out  # the full address, as code
     assert "`a < b`" in out and "if a < b:" in out
     assert inert_markdown("costs $5 and $6") == "costs \\$5 and \\$6"
+
+
+ADDRESSES = [
+    ("see http://evil.example/phish now", "see `http://evil.example/phish` now"),
+    ("at www.evil.example/phish.", "at `www.evil.example/phish`."),
+    ("write to phish@evil.example", "write to `phish@evil.example`"),
+    ("[click](http://evil.example/phish)", "click (`http://evil.example/phish`)"),
+    ("![t](http://evil.example/t.png)", "t (image: `http://evil.example/t.png`)"),
+    ("[http://evil.example/a](http://evil.example/a)", "`http://evil.example/a`"),
+    ("(see https://evil.example/a_(b)), then", "(see `https://evil.example/a_(b)`), then"),
+]
+
+
+@pytest.mark.parametrize(("raw", "shown"), ADDRESSES)
+def test_inert_markdown_never_makes_a_link_of_an_address(raw: str, shown: str) -> None:
+    """Markdown makes a link of a bare address by itself (GFM autolinks, even from escaped
+    text): an address is shown as code, whole, to copy; a link or image shows its address.
+    What the browser makes of it: tests/browser/test_links.py."""
+    assert inert_markdown(raw) == shown
+    assert "](" not in inert_markdown(raw, cite=lambda n: "?session=s&source=1-1")
+
+
+def test_escape_markdown_shows_addresses_as_code_and_the_rest_as_is() -> None:
+    assert escape_markdown("see http://evil.example/phish.") == "see `http://evil.example/phish`\\."
+    assert escape_markdown("www.evil.example.md") == "`www.evil.example.md`"  # a file name
+    assert escape_markdown("a `www.x.org` b") == "a \\``www.x.org`\\` b"
+    assert escape_markdown("ab http://x/`c`") == "ab `http://x/`\\`c\\`"  # a backtick ends an address
 
 
 def test_escape_markdown_shows_text_as_is() -> None:

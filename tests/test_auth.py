@@ -87,7 +87,7 @@ def test_with_auth_a_listed_user_sees_docent_and_who_is_signed_in() -> None:
 def test_with_auth_a_user_off_the_list_is_turned_away() -> None:
     at = run_app({"is_logged_in": True, "email": "eve@example.net", "email_verified": True}, LISTED)
     assert not shows_docent(at)
-    assert "eve@example.net, which may not use this Docent" in at.error[0].value
+    assert "`eve@example.net`, which may not use this Docent" in at.error[0].value  # shown whole, never a mailto link
     assert [b.label for b in at.button] == ["Sign out"]
 
 

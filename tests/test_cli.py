@@ -2,10 +2,8 @@
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -150,39 +148,6 @@ def test_missing_key_is_a_clear_error_not_a_traceback(tmp_path, corpus):
     p = run(["ask", "pump?"], data, extra_env={"DOCENT_LLM_PROVIDER": "openai"}, check=False)
     assert p.returncode == 2
     assert "OPENAI_API_KEY" in p.stderr and "Traceback" not in p.stderr
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def chroma_server(tmp_path):
-    chroma = Path(sys.executable).parent / "chroma"
-    if not chroma.exists():
-        pytest.skip("the chroma CLI is not installed")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [str(chroma), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-    )
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("chroma run did not start")
-    yield port
-    proc.terminate()
-    proc.wait(timeout=20)
 
 
 def test_chroma_server_mode(tmp_path, corpus, chroma_server):

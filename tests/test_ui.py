@@ -246,3 +246,13 @@ def test_stop_keeps_the_partial_answer_marked_as_stopped(indexed: list) -> None:
     partial = answer.content.removesuffix(STOPPED_MARK).strip()
     full = ctx.chat.ask("What was the budget of the Orion project?").answer
     assert partial and full.startswith(partial) and partial != full
+
+
+def test_the_passage_picker_shows_a_page_label_as_text(indexed: list) -> None:
+    """A page label is the document's own text: drawn as Markdown, an image in it was
+    fetched (a request to any address the PDF names), a link could be clicked."""
+    hostile = [{**indexed[0], "page_label": "![t](http://evil.example/t.png)"}, indexed[1]]
+    at = open_viewer(hostile, 1)
+    options = at.segmented_control(key="viewer_pick").options
+    assert options[0] == "\\[1\\] orion.pdf p. !\\[t\\]\\(`http://evil.example/t.png`\\)"
+    assert plain(options[1]) == "[2] notes.md"

@@ -2,16 +2,32 @@
 
 Its id is per browser session (``st.session_state``) and mirrored in
 ``st.query_params["session"]``, so a reload or a bookmark comes back to the same conversation.
+
+This server also keeps which conversation each of its open tabs shows (``shown_elsewhere``),
+so that "New chat" can hand out an empty chat nobody is looking at, but not one open in
+another tab. It is advice, kept in this process: tabs of another server on the same data
+folder are not seen (two tabs in one chat are then kept apart by the one-question-at-a-time
+claim, ``rag_core.storage.claims``).
 """
 
 from __future__ import annotations
 
+import threading
+import uuid
+
 import streamlit as st
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rag_core import AppContext, Session
+from ui.markdown import escape_markdown
 
 NEW_CHAT = "New chat"  # the name of a session until its first question names it
 SESSION_ID = "session_id"  # st.session_state key; the URL carries it as ?session=
+TAB = "tab_id"  # st.session_state key: this tab, for ``shown_elsewhere``
+
+_shown: dict[str, tuple[str | None, str]] = {}  # tab id -> (its Streamlit session id, the chat it shows)
+_shown_lock = threading.Lock()
 
 
 def current_session(ctx: AppContext) -> Session:
@@ -27,7 +43,8 @@ def current_session(ctx: AppContext) -> Session:
     session = by_id.get(wanted) if wanted else None
     if session is None:
         if wanted:
-            st.toast(f"Conversation {wanted!r} was not found; showing your latest one.", icon="ℹ️")
+            shown = escape_markdown(repr(wanted))  # from the address: anyone can write it
+            st.toast(f"Conversation {shown} was not found; showing your latest one.", icon="ℹ️")
         session = sessions[0] if sessions else ctx.sessions.create(NEW_CHAT)
     select_session(session.id)
     return session
@@ -37,3 +54,21 @@ def select_session(session_id: str) -> None:
     st.session_state[SESSION_ID] = session_id
     if st.query_params.get("session") != session_id:
         st.query_params["session"] = session_id
+    tab = st.session_state.setdefault(TAB, uuid.uuid4().hex)
+    script = get_script_run_ctx()
+    with _shown_lock:
+        _shown[tab] = (script.session_id if script else None, session_id)
+
+
+def shown_elsewhere(chat_id: str) -> bool:
+    """Whether another open tab of this server shows ``chat_id`` (tabs whose browser went
+    away are forgotten here)."""
+    mine = st.session_state.get(TAB)
+    live = runtime.get_instance() if runtime.exists() else None
+    with _shown_lock:
+        for tab, (streamlit_session, chat) in list(_shown.items()):
+            if live is not None and streamlit_session is not None and not live.is_active_session(streamlit_session):
+                del _shown[tab]
+            elif tab != mine and chat == chat_id:
+                return True
+    return False

@@ -29,15 +29,22 @@ def file_stem(name: str) -> str:
 
 
 def export_buttons(ctx: AppContext, session: Session) -> None:
-    """Two downloads; the file is written when the button is clicked, not on every run."""
+    """Two downloads of the conversation as it is now.
+
+    The files are made here, as bytes, and only while the section holding them is open
+    (``ui.sidebar.manage_chat``): not a callable run at the click. A callable download is
+    registered under a new id at every run, and the rerun that draws an answer just written
+    drops the previous run's id; a click landing in that second asked for a dropped id and
+    brought nothing ("Deferred file … not found" in the server's log; a user clicked again).
+    A file's id is the hash of its bytes, and a file a rerun replaced is still served until
+    the run after that one, so a click in any run gets its file."""
     stem = file_stem(session.name)
-
-    def as_json() -> bytes:
-        return json.dumps(export_session(ctx, session.id), ensure_ascii=False, indent=2).encode()
-
-    def as_markdown() -> bytes:
-        return export_markdown(ctx, session.id).encode()
-
+    try:
+        as_json = json.dumps(export_session(ctx, session.id), ensure_ascii=False, indent=2).encode()
+        as_markdown = export_markdown(ctx, session.id).encode()
+    except DocentError as e:
+        st.error(escape_markdown(str(e)))
+        return
     left, right = st.columns(2)
     left.download_button(
         "⬇️ JSON",
@@ -89,7 +96,7 @@ def import_box(ctx: AppContext) -> None:
         done = st.session_state.get(IMPORTED)
         if upload is not None and done is not None:
             if "error" in done:
-                st.error(done["error"])
+                st.error(escape_markdown(done["error"]))
             else:
                 st.caption(f"✅ Imported {done['messages']} message(s); what it found is above the chat.")
         st.button("Close", key="import_close", type="tertiary", on_click=_importing, args=(False,))

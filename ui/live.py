@@ -11,6 +11,9 @@ written so far, marked as stopped, before the interruption goes on.
 Streamlit starts the next run without waiting for the interrupted one to end, so the
 next run waits (``wait_for_answer``, briefly) until the interrupted answer is stored:
 otherwise it would draw the conversation without it.
+
+A conversation answers one question at a time (``rag_core.storage.claims``): while another
+tab, window or command is answering in it, the question waits, and says for what.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 import streamlit as st
 
-from rag_core import AppContext, DocentError, Turn
+from rag_core import AppContext, Busy, DocentError, Turn
 from ui.answer import FOLLOW_UPS
 from ui.markdown import escape_markdown, inert_markdown
 from ui.sources import sources_caption
@@ -63,29 +66,46 @@ def write_answer(
 def _write(ctx: AppContext, session_id: str, question: str, rewrite: str | None, regenerate: bool) -> Turn:
     """``write_answer``'s drawing: the search, the preview, the sources, Stop, the words."""
     with st.chat_message("assistant"):
-        turn = ctx.chat.turn(question, session_id, rewrite=rewrite, regenerate=regenerate)
-        searched, notices, text, sources = st.empty(), st.container(), st.empty(), st.empty()
-        show_search(searched, question, turn.condensed_question)
-        show_preview(text, turn.preview)
-        if turn.sources:
-            sources.caption(sources_caption(turn.sources))  # labels already escaped
-        if turn.model_pending:
-            load_model(turn)
-        turn.prepare()  # a follow-up only the model can rewrite is rewritten and searched again
-        show_search(searched, question, turn.condensed_question)
-        if turn.sources:
-            sources.caption(sources_caption(turn.sources))
-        else:
-            sources.empty()
-        with notices:
-            for notice in turn.notices:
-                st.info(escape_markdown(notice), icon="ℹ️")
-        stop_slot = st.empty()
-        stop_slot.button("⏹️ Stop", key="stop_answer")  # no tooltip: it would draw the button twice
-        written = stream_text(turn, text)
-        stop_slot.empty()
-        if turn.answered is not None and turn.answered.answer != written.strip():  # e.g. nothing was written
-            text.markdown(inert_markdown(turn.answered.answer))
+        waiting = st.empty()
+        turn = ctx.chat.turn(
+            question,
+            session_id,
+            rewrite=rewrite,
+            regenerate=regenerate,
+            waiting=lambda busy: show_waiting(waiting, busy),
+        )
+        waiting.empty()
+        try:
+            return _draw(turn, question)
+        except BaseException:
+            turn.close()  # interrupted before its words were read: the conversation is free again
+            raise
+
+
+def _draw(turn: Turn, question: str) -> Turn:
+    """The turn's phases as they come, inside its assistant message."""
+    searched, notices, text, sources = st.empty(), st.container(), st.empty(), st.empty()
+    show_search(searched, question, turn.condensed_question)
+    show_preview(text, turn.preview)
+    if turn.sources:
+        sources.caption(sources_caption(turn.sources))  # labels already escaped
+    if turn.model_pending:
+        load_model(turn)
+    turn.prepare()  # a follow-up only the model can rewrite is rewritten and searched again
+    show_search(searched, question, turn.condensed_question)
+    if turn.sources:
+        sources.caption(sources_caption(turn.sources))
+    else:
+        sources.empty()
+    with notices:
+        for notice in turn.notices:
+            st.info(escape_markdown(notice), icon="ℹ️")
+    stop_slot = st.empty()
+    stop_slot.button("⏹️ Stop", key="stop_answer")  # no tooltip: it would draw the button twice
+    written = stream_text(turn, text)
+    stop_slot.empty()
+    if turn.answered is not None and turn.answered.answer != written.strip():  # e.g. nothing was written
+        text.markdown(inert_markdown(turn.answered.answer))
     return turn
 
 
@@ -101,6 +121,16 @@ def load_model(turn: Turn) -> None:
 
         turn.load_model(progress=report)
         status.update(label="The local model is ready", state="complete", expanded=False)
+
+
+def show_waiting(slot: Any, busy: Busy) -> None:
+    """While another tab, window or command answers in this conversation: what this
+    question waits for (each look is also where a click can interrupt the wait)."""
+    slot.info(
+        f"This conversation is answering another question first: {escape_markdown(busy.describe())}. Yours is "
+        "asked as soon as that answer is stored, with it in the conversation.",
+        icon="⏳",
+    )
 
 
 def show_search(slot: Any, question: str, condensed: str | None) -> None:

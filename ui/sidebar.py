@@ -1,8 +1,8 @@
 """The conversations in the sidebar: new, search, switch (grouped by day), rename, export,
 delete, import.
 
-"New chat" in an empty chat that this tab made stays in it instead of adding another (an
-empty chat this tab merely opened may be someone else's, open in their tab); chats are grouped under
+"New chat" hands out an empty chat when there is one (the current one, or one an earlier
+visit left), never one open in another tab unless this tab made it; chats are grouped under
 Today, Yesterday, the weekday or the date of their last message, and a name that occurs
 more than once shows its time.
 """
@@ -16,7 +16,7 @@ import streamlit as st
 
 from rag_core import AppContext, DocentError, Session
 from ui.confirm import confirm
-from ui.current_session import NEW_CHAT, SESSION_ID, current_session, select_session
+from ui.current_session import NEW_CHAT, SESSION_ID, current_session, select_session, shown_elsewhere
 from ui.exchange import export_buttons, import_box
 from ui.jobs import sidebar_indicator
 from ui.markdown import escape_markdown
@@ -24,6 +24,7 @@ from ui.navigation import CHAT_PAGE
 
 SEARCH = "chat_search"
 MADE_HERE = "chats_made_here"  # ids of the chats this tab's "New chat" created
+MANAGE = "manage_chat"  # whether "Rename, export or delete this chat" is open
 
 
 def render_sidebar(ctx: AppContext) -> None:
@@ -48,8 +49,7 @@ def render_sidebar(ctx: AppContext) -> None:
                 day = day_label(session.updated, today)
                 st.caption(day)
             _session_button(session, current, repeated)
-        with st.expander("✏️ Rename, export or delete this chat"):
-            _manage_session(ctx, current)
+        manage_chat(ctx, current.id)
         import_box(ctx)
     sidebar_indicator(ctx)  # background uploads, start-up repairs (ui/jobs.py)
 
@@ -68,12 +68,17 @@ def _session_button(session: Session, current: Session, repeated: set[str]) -> N
 
 
 def new_chat(ctx: AppContext, current: Session) -> Session:
-    """The current chat if this tab created it and it has no message yet, else a new one. An
-    empty chat this tab did not create is not reused: it may be open in another tab (a new tab
-    opens the most recent chat), and two people would write into one conversation."""
+    """An empty chat: the current one if it is empty, else another empty one, else a new one.
+
+    An empty chat open in another tab is not handed out (two people would write into one
+    conversation), unless this tab made it; so a fresh visit reuses the empty chat an
+    earlier one left, instead of adding another beside it."""
     made = st.session_state.setdefault(MADE_HERE, set())
-    if current.id in made and current.name == NEW_CHAT and not ctx.sessions.messages(current.id):
-        return current
+    for session in [current, *ctx.sessions.unused(NEW_CHAT)]:
+        if session.name != NEW_CHAT or ctx.sessions.messages(session.id):
+            continue
+        if session.id in made or not shown_elsewhere(session.id):
+            return session
     session = ctx.sessions.create(NEW_CHAT)
     made.add(session.id)
     return session
@@ -96,7 +101,21 @@ def day_label(timestamp: float, today: date) -> str:
     return f"{day.day} {day:%b %Y}"
 
 
-def _manage_session(ctx: AppContext, session: Session) -> None:
+@st.fragment
+def manage_chat(ctx: AppContext, session_id: str) -> None:
+    """Rename, export, delete: in a fragment, so that opening it (which makes the export
+    files, ``ui.exchange.export_buttons``) never interrupts an answer being written; the
+    exports are made only while it is open."""
+    try:
+        session = ctx.sessions.get(session_id)  # as stored now: a fragment's rerun keeps its arguments
+    except DocentError:
+        return  # deleted in another tab: the next run of the page shows another chat
+    box = st.expander("✏️ Rename, export or delete this chat", key=MANAGE, on_change="rerun")
+    with box:
+        _manage_session(ctx, session, exports=bool(box.open))
+
+
+def _manage_session(ctx: AppContext, session: Session, *, exports: bool) -> None:
     key = f"name_{session.id}"
     # The box shows the chat's name as stored now (the first question renames a new chat),
     # not what it held when it was first drawn; what the user is typing is left alone.
@@ -108,10 +127,11 @@ def _manage_session(ctx: AppContext, session: Session) -> None:
         try:
             ctx.sessions.rename(session.id, name)
         except DocentError as e:
-            st.error(str(e))
+            st.error(escape_markdown(str(e)))
         else:
             st.rerun()
-    export_buttons(ctx, session)
+    if exports:
+        export_buttons(ctx, session)
     if confirm(
         f"delete_chat_{session.id}",
         "🗑️ Delete this chat",
@@ -121,7 +141,7 @@ def _manage_session(ctx: AppContext, session: Session) -> None:
         try:
             ctx.sessions.delete(session.id)
         except DocentError as e:
-            st.error(str(e))
+            st.error(escape_markdown(str(e)))
             return
         st.session_state.pop(SESSION_ID, None)
         st.query_params.pop("session", None)

@@ -139,17 +139,17 @@ def viewer_body(ctx: AppContext, state: dict[str, Any]) -> None:
         else:
             _passage_in_context(ctx.viewer, file, str(source.get("text") or ""), state["n"])
     except NotFoundError as e:
-        st.warning(f"{e} The passage as it was cited:", icon="⚠️")
+        st.warning(f"{escape_markdown(str(e))} The passage as it was cited:", icon="⚠️")
         st.text(source.get("text") or "")
     except DocentError as e:
-        st.error(str(e))
+        st.error(escape_markdown(str(e)))
 
 
 def _pick_passage(sources: list[Source], state: dict[str, Any]) -> None:
     def label(n: int) -> str:
         s = sources[n - 1]
         where = f" p. {s.get('page_label') or s.get('page')}" if s.get("page") not in (None, "") else ""
-        return f"[{n}] {s.get('file') or '?'}{where}"
+        return escape_markdown(f"[{n}] {s.get('file') or '?'}{where}")  # a page label is the document's text
 
     def picked() -> None:
         n = st.session_state.get("viewer_pick") or state["n"]

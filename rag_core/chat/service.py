@@ -7,6 +7,12 @@ answer, with the condensed question and the sources, is written back by the turn
 question is stored before anything can fail, so a failed answer keeps it and Retry does
 not store it twice.
 
+A session answers one question at a time: a turn first claims its session in the database
+(``rag_core.storage.claims``), waiting while another tab, app or command answers there, and
+lets go once its answer is stored. So the stored order is always question, answer, and a
+question's history holds the answers before it. A question left without an answer (it
+failed, or its process died) is not history: it has no answer to read.
+
 Besides answering, the service searches without answering (``search``, ``retrieve``: the
 evaluation and the tests), and rewrites a follow-up as the chat would (``condense``).
 """
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
@@ -31,7 +38,7 @@ from rag_core.index import VectorIndex
 from rag_core.payloads import Source
 from rag_core.providers.models import ModelLoader
 from rag_core.settings import DocentSettings
-from rag_core.storage import Message, SessionStore, Summary
+from rag_core.storage import Busy, Message, SessionStore, Summary
 from rag_core.suggestions import SuggestionService
 
 logger = logging.getLogger(__name__)
@@ -45,6 +52,7 @@ class TurnOptions(TypedDict, total=False):
     history: History | None  # a one-off question's conversation ((role, text), oldest first)
     rewrite: str | None  # the standalone question to search with, as the user corrected it
     regenerate: bool  # answer the session's last question again, replacing its answer
+    waiting: Callable[[Busy], None] | None  # hears, while the session answers another question, which one
 
 
 @dataclass
@@ -54,6 +62,11 @@ class Searched:
 
     sources: list[Source]
     stats: dict[str, Any]
+
+
+def _answered(messages: list[Message], i: int) -> bool:
+    """The question ``messages[i]`` has its answer right after it."""
+    return i + 1 < len(messages) and messages[i + 1].role == "assistant"
 
 
 class ChatService:
@@ -83,19 +96,26 @@ class ChatService:
         notices: list[str] = []
         if not regenerate:
             question, notices = self.check_question(question)
-        history, summary, names, question = self._recall(session_id, question, options.get("history"), regenerate)
-        turn = Turn(
-            self.components,
-            question,
-            session_id=session_id,
-            history=history,
-            summary=summary,
-            names=names,
-            notices=notices,
-            rewrite=options.get("rewrite"),
-            started=started,
-        )
-        turn.search()  # after the question is stored: whatever fails from here on, the question is kept
+        claim = None if session_id is None else self.sessions.claims.take(session_id, question, options.get("waiting"))
+        try:
+            history, summary, names, question = self._recall(session_id, question, options.get("history"), regenerate)
+            turn = Turn(
+                self.components,
+                question,
+                session_id=session_id,
+                history=history,
+                summary=summary,
+                names=names,
+                notices=notices,
+                rewrite=options.get("rewrite"),
+                started=started,
+                claim=claim,
+            )
+            turn.search()  # after the question is stored: whatever fails from here on, the question is kept
+        except BaseException:
+            if claim is not None:
+                claim.release()
+            raise
         return turn
 
     def ask(self, question: str, session_id: str | None = None, **options: Unpack[TurnOptions]) -> ChatTurn:
@@ -144,7 +164,7 @@ class ChatService:
             past = past[:-1]  # a retry of a question whose answer failed: don't store it twice
         else:
             self.sessions.append(session_id, Message("user", question))
-        past = [m for m in past if m.content]
+        past = [m for i, m in enumerate(past) if m.content and (m.role != "user" or _answered(past, i))]
         c = self.components
         summary, recent = fold(self.sessions, session_id, past, c.memory_budget(question), count_tokens, c.summary_llm)
         history = [ChatMessage(role=MessageRole(m.role), content=m.content) for m in recent]

@@ -20,7 +20,9 @@ is ``ChatService.ask``):
    questions to ask next.
 
 The question itself was stored before the turn began (``ChatService``): whatever fails
-from the search on, the question is kept.
+from the search on, the question is kept. The turn holds its session's claim (one question
+at a time, ``rag_core.storage.claims``): it renews it while it loads and writes, and lets it
+go once the answer is stored, or when it fails.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from rag_core.payloads import Source
 from rag_core.prompts import NO_ANSWER
 from rag_core.providers.llm import ProgressFn
 from rag_core.retrieval import ConversationQueries
-from rag_core.storage import Message, Summary
+from rag_core.storage import Claim, Message, Summary
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +69,7 @@ class Turn:
         notices: list[str],
         rewrite: str | None,
         started: float,
+        claim: Claim | None = None,
     ) -> None:
         self.components = components
         self.question = question
@@ -91,6 +94,7 @@ class Turn:
         self._needs_rewrite = False
         self._chunks: Iterator[ChatResponse] | None = None
         self._stop_asked = False
+        self._claim = claim  # the session's, held from before the question was stored until the answer is
 
     # ------------------------------------------------------------------ 1. search
     def search(self) -> None:
@@ -142,7 +146,14 @@ class Turn:
         if models.llm_ready:
             return 0.0
         t = time.perf_counter()
-        models.llm(progress)
+        self._renew(force=True)
+
+        def heard(message: str) -> None:  # a long load renews the session's claim as it goes
+            self._renew()
+            if progress is not None:
+                progress(message)
+
+        models.llm(heard)
         waited = time.perf_counter() - t
         self.timings.setdefault("model_load_s", round(waited, 3))
         return waited
@@ -163,8 +174,12 @@ class Turn:
         try:
             self._prepare()
         except DocentError:
+            self._release()
             raise
-        except Exception as e:
+        except BaseException as e:
+            self._release()
+            if not isinstance(e, Exception):
+                raise
             raise ProviderError(
                 f"The language model failed: {safe_error(e, self.components.secrets)}. Your question is kept; try again."
             ) from e
@@ -221,6 +236,7 @@ class Turn:
                     first = time.perf_counter()
                     self.timings["first_token_s"] = round(first - self.started, 3)
                 parts.append(delta)
+                self._renew()
                 yield delta
                 if self._stop_asked:
                     self.stopped = True
@@ -240,8 +256,16 @@ class Turn:
             close = getattr(chunks, "close", None)
             if callable(close) and (not finished or self.stopped):
                 close()  # asks llama.cpp to stop generating
-            if finished or (self.stopped and parts):
-                self._finish(parts, first)
+            try:
+                if finished or (self.stopped and parts):
+                    self._finish(parts, first)
+            finally:
+                self._release()  # the answer is stored, or there will be none: the session is free
+
+    def close(self) -> None:
+        """Give the turn up before its words were read (the page went away): the session is
+        free again, and the question stays, unanswered. Nothing once the answer is stored."""
+        self._release()
 
     def result(self) -> ChatTurn:
         """Run the turn to the end (every phase left) and return the answered turn."""
@@ -307,6 +331,14 @@ class Turn:
         return [q for q in questions if q.strip()][:n]
 
     # ------------------------------------------------------------------ helpers
+    def _renew(self, *, force: bool = False) -> None:
+        if self._claim is not None:
+            self._claim.renew(force=force)
+
+    def _release(self) -> None:
+        if self._claim is not None:
+            self._claim.release()
+
     def _sources(self, found: Retrieved) -> list[Source]:
         return [to_source(h, found.extras.get(h.node.node_id)) for h in found.nodes]
 

@@ -15,6 +15,7 @@ from rag_core.context import AppContext
 from rag_core.errors import ConfigError, DocentError
 from rag_core.exchange import export_json, export_markdown, import_session
 from rag_core.files import atomic_write
+from rag_core.storage import Busy
 
 
 def _llm_progress(args: argparse.Namespace):
@@ -35,13 +36,26 @@ def _print_turn(turn: ChatTurn, typed: str) -> None:
         print(f"  [{i}] {s['file']}{page} (score {s['score']:.2f}): {snippet}")
 
 
+def _waiting_notice():
+    """Says once, on stderr, that the question waits for another one answered in its session
+    (the app, another command): a session answers one question at a time."""
+    said: list[bool] = []
+
+    def waiting(busy: Busy) -> None:
+        if not said:
+            said.append(True)
+            print(f"waiting: this session is answering another question first ({busy.describe()})", file=sys.stderr)
+
+    return waiting
+
+
 def _answer(ctx: AppContext, question: str, session_id: str | None, as_json: bool) -> None:
     # The model loads before the question is asked, so an answer's timings are its own (the
     # app, which cannot wait before showing the sources, lets the turn load it and says so).
     ctx.models.llm(_llm_progress(argparse.Namespace(json=as_json)))
     if sys.stderr.isatty() and not as_json:
         print("\r\033[K", end="", file=sys.stderr)
-    turn = ctx.chat.turn(question, session_id)
+    turn = ctx.chat.turn(question, session_id, waiting=_waiting_notice())
     if as_json:
         emit(turn.result().as_json())
         return

@@ -139,6 +139,23 @@ def m006_kvstore(d: Dialect) -> str:
         """
 
 
+def m007_session_claims(d: Dialect) -> str:
+    """Who is answering in a session, so that a session answers one question at a time
+    across tabs and processes, a team's app processes on one PostgreSQL included
+    (``rag_core.storage.claims``)."""
+    return f"""
+        CREATE TABLE session_claims (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            token TEXT NOT NULL,      -- the turn holding it (random)
+            host TEXT NOT NULL,       -- its machine and process: a holder that died is seen at once
+            pid {d.integer} NOT NULL,
+            question TEXT NOT NULL,   -- what it answers, told to whoever waits
+            claimed {d.real} NOT NULL,
+            expires {d.real} NOT NULL -- renewed while it answers; past it, anyone may take over
+        );
+        """
+
+
 MIGRATIONS: list[Migration] = [
     m001_sessions,
     m002_documents,
@@ -146,4 +163,5 @@ MIGRATIONS: list[Migration] = [
     m004_owners,
     m005_shared_state,
     m006_kvstore,
+    m007_session_claims,
 ]

@@ -18,6 +18,7 @@ from typing import Any
 
 from rag_core.errors import DocentError, NotFoundError
 from rag_core.payloads import Source
+from rag_core.storage.claims import SessionClaims
 from rag_core.storage.database import Database, Row
 
 
@@ -52,11 +53,13 @@ class Summary:
 
 
 class SessionStore:
-    """Create, list, rename, delete sessions; append and read their messages: one owner's."""
+    """Create, list, rename, delete sessions; append and read their messages: one owner's.
+    ``claims``: who is answering in a session (one question at a time, ``rag_core.storage.claims``)."""
 
     def __init__(self, db: Database, owner: str = "") -> None:
         self.db = db
         self.owner = owner
+        self.claims = SessionClaims(db, owner)
 
     def for_owner(self, owner: str) -> SessionStore:
         """The same database, seen by another person."""
@@ -84,6 +87,15 @@ class SessionStore:
     def list(self) -> builtins.list[Session]:
         rows = self.db.query(
             "SELECT * FROM sessions WHERE owner = ? ORDER BY updated DESC, created DESC", (self.owner,)
+        )
+        return [self._session(r) for r in rows]
+
+    def unused(self, name: str) -> builtins.list[Session]:
+        """The sessions called ``name`` that hold no message yet, the most recent first."""
+        rows = self.db.query(
+            "SELECT * FROM sessions s WHERE owner = ? AND name = ?"
+            " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id) ORDER BY updated DESC, created DESC",
+            (self.owner, name),
         )
         return [self._session(r) for r in rows]
 
