@@ -42,6 +42,10 @@ COLUMNS = {
     "citation_page": "cited gold page",
     "refusal_rate": "refused (unanswerable)",
     "false_refusal_rate": "refused (answerable)",
+    "figures_checked": "figures checked",
+    "figures_unsupported": "figures not in sources",
+    "wrong_answers_marked": "wrong answers marked",
+    "right_answers_marked": "right answers marked",
 }
 
 FORMAT_HELP = """

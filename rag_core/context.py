@@ -112,7 +112,7 @@ def build_context(
         db = sqlite_db
     index = open_index(settings, embed, DatabaseKVStore(db) if settings.database else None)
     saved = saved_notice(settings)  # saved settings that could not be used: their defaults run
-    notices = [saved, *notices] if saved else notices
+    notices = [saved, *notices, *index.take_notices()] if saved else [*notices, *index.take_notices()]
     sessions = SessionStore(db)
     registry = DocumentRegistry(db, settings.library)
     ingestion = IngestionService(settings, index, registry)

@@ -4,7 +4,8 @@
       settings.json          what the Settings page saved (never a key)
       docent.db              sessions, messages, the document registry (and -wal, -shm)
       backups/               online copies of docent.db, rotated
-      docstore.json          LlamaIndex's docstore, which the pipeline upserts against
+      index.db               the ingestion docstore and the keyword index (and -wal, -shm)
+      docstore.json          the docstore of earlier versions: moved into index.db on open
       chroma/                the embedded Chroma index (unless a server holds it)
       files/                 a copy of every ingested file: rebuilds and repairs read it
                              (``files_dir`` may put it elsewhere: a team's shared mount)
@@ -21,10 +22,10 @@ The names are what existing folders hold: renaming one would orphan a user's dat
 
 A person's own library (``libraries = "per_user"``) keeps its stored files in
 ``files/.libraries/<key>/``, its markers in ``ingesting/<key>/`` and its docstore in
-``docstore-<key>.json``, named by ``library_key``, beside the shared library's.
+``index-<key>.db`` (``docstore-<key>.json`` in earlier versions), named by ``library_key``, beside the shared library's.
 
 Several processes may share one folder (the app and the CLI, two CLI ingests), and each
-keeps some of it in memory (the docstore, Chroma's segments). So every write happens under
+keeps some of it in memory (an embedded Chroma client's segments). So every write happens under
 the folder's write lock, and every holder changes the generation when it takes the lock and
 when it lets it go: a process that finds the generation changed since it last looked knows
 that what it holds in memory is stale.
@@ -46,6 +47,7 @@ SETTINGS_FILE = "settings.json"
 DB_FILE = "docent.db"
 BACKUPS_DIR = "backups"
 DOCSTORE_FILE = "docstore.json"
+INDEX_DB_FILE = "index.db"
 CHROMA_DIR = "chroma"
 FILES_DIR = "files"
 LIBRARIES_DIR = ".libraries"  # inside files/: a person's own library, one folder each
@@ -92,6 +94,12 @@ class DataDir:
         if self.library:
             return self.root / f"docstore-{self.library}.json"
         return self.root / DOCSTORE_FILE
+
+    @property
+    def index_db(self) -> Path:
+        if self.library:
+            return self.root / f"index-{self.library}.db"
+        return self.root / INDEX_DB_FILE
 
     @property
     def chroma(self) -> Path:
@@ -148,6 +156,11 @@ class WriteLock:
     def depth(self) -> int:
         """How often the calling thread holds the lock (0: it does not)."""
         return self._lock.depth
+
+    @property
+    def seen(self) -> str:
+        """The generation this lock last caught up with (or made)."""
+        return self._seen
 
     def generation(self) -> str:
         """The folder's current generation token ('' before anyone wrote)."""

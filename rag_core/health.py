@@ -1,4 +1,4 @@
-"""``check``: do the registry (SQLite), the docstore and Chroma agree?
+"""``check``: do the registry (SQLite), the docstore, the keyword index and Chroma agree?
 
 Three kinds of finding are kept apart:
 
@@ -62,6 +62,7 @@ def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
     known = set(indexed) | set(marked)
     doc_names = ctx.index.docstore_names()
     chroma_names = ctx.index.chroma_names()
+    keyword_docs = ctx.index.keywords.docs()
     files = ctx.settings.paths.files
     for name in sorted(chroma_names - known):
         fix = (
@@ -73,6 +74,8 @@ def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
         problems.append(f"{name}: has vectors in Chroma but is not in the registry: {fix}")
     for name in sorted(doc_names - known - chroma_names):
         problems.append(f"{name}: in the docstore but has no vectors; `check --repair` removes the entry")
+    for name in sorted(set(keyword_docs) - known - chroma_names):
+        problems.append(f"{name}: in the keyword index but has no vectors; `check --repair` removes its words")
     for name, rec in sorted(indexed.items()):
         has_copy = (files / name).is_file()
         fix = (
@@ -85,12 +88,18 @@ def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
         n = ctx.index.chunk_count(name)
         if n != rec.chunks:
             problems.append(f"{name}: registry says {rec.chunks} chunks, Chroma holds {n}; {fix}")
+        elif keyword_docs.get(name, 0) != n:
+            problems.append(
+                f"{name}: the keyword index holds {keyword_docs.get(name, 0)} of its {n} chunks; `check --repair` "
+                "indexes its words again from the vectors"
+            )
         elif not has_copy:
             problems.append(f"{name}: its stored copy in files/ is missing, so a rebuild cannot restore it")
     summary = {
         "documents": len(indexed),
         "chunks": ctx.index.chunk_count(),
-        "docstore_entries": len(ctx.index.docstore.get_all_document_hashes()),
+        "docstore_entries": ctx.index.store.docstore_entries(),
+        "keyword_chunks": sum(keyword_docs.values()),
         "sessions": ctx.sessions.total(),
         "embed_model": ctx.index.embed_name,
         "ingesting": ingesting,

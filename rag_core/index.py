@@ -1,13 +1,14 @@
-"""The vector index: a Chroma collection (embedded or a ``chroma run`` server), the
-persisted docstore the ingestion pipeline upserts against, and the fingerprint that
-keeps vectors of two embedding models from ever mixing.
+"""The vector index: a Chroma collection (embedded or a ``chroma run`` server), the docstore
+the ingestion pipeline upserts against and the keyword index beside it (rows of ``index.db``,
+``rag_core.storage.indexstore``; every chunk written to or removed from Chroma is written to or
+removed from the keyword index in the same call: ``keyword_index.MirroredChroma``), and the
+fingerprint that keeps vectors of two embedding models from ever mixing.
 
-Several processes may share one data folder (the app and the CLI, two CLI ingests). Each
-holds the docstore in memory, and an embedded Chroma client caches its segments: a process
-does not see another's vectors until it reopens them. So every write happens under the
-folder's write lock (``rag_core.datadir.WriteLock``), and a process that finds the folder's
-generation changed since it last looked reloads the docstore and reopens its Chroma view
-before it reads or writes.
+Several processes may share one data folder (the app and the CLI, two CLI ingests). An embedded
+Chroma client caches its segments: a process does not see another's vectors until it reopens
+them. So every write happens under the folder's write lock (``rag_core.datadir.WriteLock``), and
+a process that finds the folder's generation changed since it last looked reopens its Chroma
+view before it reads or writes; the rows it reads as they are.
 """
 
 from __future__ import annotations
@@ -18,19 +19,26 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import TextNode
-from llama_index.core.storage.docstore import SimpleDocumentStore
 from llama_index.core.storage.docstore.keyval_docstore import KVDocumentStore
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
 from rag_core.datadir import WriteLock, library_key
 from rag_core.errors import ConfigError, IndexMismatchError
-from rag_core.files import replacing
 from rag_core.providers.embeddings import embedding_dimension
 from rag_core.settings import DocentSettings
+from rag_core.storage.indexstore import (
+    DOCSTORE_NAMESPACE,
+    IndexStore,
+    fill_keywords,
+    keywords_complete,
+    migrate_docstore,
+    open_index_store,
+)
+from rag_core.storage.keyword_index import KeywordIndex, MirroredChroma, stored_record
 from rag_core.storage.kvstore import DatabaseKVStore
 
 logger = logging.getLogger(__name__)
@@ -57,21 +65,30 @@ def _chroma_client(settings: DocentSettings) -> Any:
 
 
 class VectorIndex:
-    """Chroma collection + docstore, stamped with the embedding model that filled them."""
+    """Chroma collection + docstore + keyword index, stamped with the embedding model that filled them."""
 
     def __init__(self, settings: DocentSettings, embed_model: BaseEmbedding, kv: DatabaseKVStore | None = None) -> None:
         self.settings = settings
-        self._kv = kv  # a database's key-value store for the docstore (PostgreSQL); None: docstore.json
+        self._kv = kv  # the PostgreSQL database's key-value store for the docstore; None: in index.db
         self.embed_model = embed_model
         self.embed_name = embed_model.model_name
         self.embed_dim = embedding_dimension(embed_model)
-        self.docstore_path = settings.paths.docstore
         self._lock = threading.RLock()
         self._version = 0
+        self._follow = False  # PostgreSQL: the keyword index to compare with Chroma once caught up
         self._writer = _write_lock(settings)
+        self.store: IndexStore = open_index_store(settings.paths.index_db, kv, self._namespace)
+        self.notices: list[str] = list(self.store.notices)  # what opening the index had to repair
+        self.keywords: KeywordIndex = self.store.keywords
+        self._docstore = KVDocumentStore(self.store.kvstore, namespace=self._namespace)
         self.client = _chroma_client(settings)
         self._open_collection()
-        self._load_docstore()
+        self._migrate()
+
+    def take_notices(self) -> list[str]:
+        """What opening the index had to repair or move (once: the next context does not repeat it)."""
+        notices, self.notices = self.notices, []
+        return notices
 
     def _open_collection(self) -> None:
         self._collection = self.client.get_or_create_collection(
@@ -79,22 +96,20 @@ class VectorIndex:
             metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
             embedding_function=None,
         )
-        self._vector_store = ChromaVectorStore(chroma_collection=self._collection)
+        self._vector_store = MirroredChroma(self._collection, self.keywords)
 
-    def _load_docstore(self) -> None:
-        if self._kv is not None:  # rows in the database: nothing held here to go stale
-            self._docstore = KVDocumentStore(self._kv, namespace=self._namespace)
-            return
-        self._docstore = (
-            SimpleDocumentStore.from_persist_path(str(self.docstore_path))
-            if self.docstore_path.exists()
-            else SimpleDocumentStore()
-        )
+    def _migrate(self) -> None:
+        """An old ``docstore.json`` moved in, a keyword index never filled filled (under the lock)."""
+        if self.settings.paths.docstore.exists() or not keywords_complete(self.store):
+            with self.writer():
+                self.notices += migrate_docstore(self.store, self.settings.paths.docstore)
+                total = self._collection.count()
+                fill_keywords(self.store, total, lambda: self._chunk_batches(total))
 
     @property
     def _namespace(self) -> str:
         key = library_key(self.settings.library)
-        return f"docstore-{key}" if key else "docstore"
+        return f"{DOCSTORE_NAMESPACE}-{key}" if key else DOCSTORE_NAMESPACE
 
     # ------------------------------------------------------------------ what other processes wrote
     @property
@@ -108,25 +123,37 @@ class VectorIndex:
         return self._vector_store
 
     @property
-    def docstore(self) -> SimpleDocumentStore | KVDocumentStore:
-        self._catch_up()
+    def docstore(self) -> KVDocumentStore:
         return self._docstore
 
     def _catch_up(self) -> None:
-        """Reload the docstore and reopen Chroma if another writer changed them since we looked.
-        Nothing to do while this process holds the write lock: nobody else can write then."""
+        """Reopen Chroma if another writer changed it since we looked. Nothing to do while
+        this process holds the write lock: nobody else can write then."""
         if self._writer.depth:
             return
         self._writer.catch_up(self._reload)
+        if self._follow:
+            self._follow = False
+            self._follow_keywords()
 
     def _reload(self) -> None:
-        logger.info("another process wrote to %s: reloading the docstore and the index", self.settings.data_dir)
+        logger.info("another process wrote to %s: reopening the vector index", self.settings.data_dir)
         with self._lock:
-            self._load_docstore()
             if not self.settings.chroma_host:  # a server is shared, so always current
                 self.client = _reopen_chroma(self.client, self.settings)
             self._open_collection()
             self._version += 1
+            self._follow = self._kv is not None
+
+    def _follow_keywords(self) -> None:
+        """PostgreSQL: a process on another machine (its own folder, the same Chroma server) may
+        have written; documents whose chunk counts differ take their words again from Chroma."""
+        counts = self.keywords.docs()
+        if self._collection.count() != sum(counts.values()):
+            names = self.chroma_names()
+            self.keywords.delete_docs([name for name in counts if name not in names])
+            for name in sorted(n for n in names if counts.get(n, 0) != self.chunk_count(n)):
+                self._index_words(name)
 
     # ------------------------------------------------------------------ one writer
     @contextmanager
@@ -135,8 +162,8 @@ class VectorIndex:
         among this process's threads and every other process (the CLI beside the app).
         With ``wait=False`` yields False instead of waiting when someone else writes.
 
-        Taking it first catches up with what others wrote, so that a read-modify-write of the
-        docstore or of Chroma starts from the current state."""
+        Taking it first catches up with what others wrote, so that a read-modify-write of
+        Chroma starts from the current state."""
 
         def waiting() -> None:
             logger.info(
@@ -173,33 +200,22 @@ class VectorIndex:
             raise IndexMismatchError(problem)
 
     def reset(self) -> None:
-        """Drop every vector and the docstore; stamp the collection with the current model."""
+        """Drop every vector, the docstore and the keyword index; stamp the collection with
+        the current model."""
         with self.writer(), self._lock:
             with contextlib.suppress(Exception):  # already gone
                 self.client.delete_collection(self.settings.collection_name)
             self._open_collection()
-            if self._kv is not None:
-                self._kv.clear(f"{self._namespace}/")
-            else:
-                self._docstore = SimpleDocumentStore()
-            self.persist_docstore()
+            self.store.kvstore.clear(f"{self._namespace}/")
+            self.keywords.clear()
             self.bump()
 
     # ------------------------------------------------------------------ docstore
-    def persist_docstore(self) -> None:
-        """Write the docstore atomically: a killed process leaves the old file intact. (A docstore
-        in the database wrote each change as it was made.)"""
-        if self._kv is not None:
-            return
-        with self.writer(), replacing(self.docstore_path) as tmp:
-            self._docstore.persist(str(tmp))
-
     def ref_doc_ids_for(self, name: str) -> list[str]:
-        prefix = f"{name}::"
-        return [d for d in self.docstore.get_all_document_hashes().values() if d.startswith(prefix)]
+        return self.store.kvstore.keys(self.store.hashes, f"{name}::")
 
     def docstore_names(self) -> set[str]:
-        return {d.split("::", 1)[0] for d in self.docstore.get_all_document_hashes().values()}
+        return self.store.docstore_names()
 
     # ------------------------------------------------------------------ chroma
     def delete_refs(self, refs: list[str]) -> None:
@@ -212,13 +228,13 @@ class VectorIndex:
                 self.docstore.delete_document(ref, raise_error=False)
 
     def delete_document(self, name: str) -> None:
-        """Remove every vector and docstore entry of one document."""
+        """Remove every vector, keyword index row and docstore entry of one document."""
         with self.writer(), self._lock:
             self.collection.delete(where={"doc_key": name})
+            self.keywords.delete_docs([name])
             for ref in self.ref_doc_ids_for(name):
                 self.docstore.delete_ref_doc(ref, raise_error=False)
                 self.docstore.delete_document(ref, raise_error=False)
-            self.persist_docstore()
             self.bump()
 
     def chunk_count(self, name: str | None = None) -> int:
@@ -247,8 +263,9 @@ class VectorIndex:
         return names
 
     def all_nodes(self, names: list[str] | None = None) -> list[TextNode]:
-        """Every chunk (text + metadata) for keyword search, optionally for some documents."""
-        from llama_index.core.vector_stores.utils import metadata_dict_to_node
+        """Every chunk (text + metadata), optionally of some documents (a page's or a
+        document's outline; never the whole corpus on a search)."""
+        from rag_core.storage.keyword_index import to_node
 
         nodes: list[TextNode] = []
         total = self.collection.count()
@@ -256,26 +273,41 @@ class VectorIndex:
         for offset in range(0, total, 5000):
             got = self.collection.get(include=["metadatas", "documents"], where=where, limit=5000, offset=offset)
             for id_, meta, text in zip(got["ids"], got["metadatas"], got["documents"]):
-                try:
-                    node = cast(TextNode, metadata_dict_to_node(meta or {}, text=text))
-                    node.id_ = id_
-                except Exception:
-                    node = TextNode(id_=id_, text=text or "", metadata=dict(meta or {}))
-                nodes.append(node)
+                nodes.append(to_node(id_, dict(meta or {}), text or ""))
             if where is not None and len(got["ids"]) < 5000:
                 break
         return nodes
+
+    def _chunk_batches(self, total: int, names: list[str] | None = None) -> Iterator[list]:
+        """The chunks Chroma holds as keyword index records, 5,000 at a time."""
+        where = {"doc_key": {"$in": list(names)}} if names else None
+        for offset in range(0, total, 5000):
+            got = self._collection.get(include=["metadatas", "documents"], where=where, limit=5000, offset=offset)
+            yield [stored_record(i, m, t) for i, m, t in zip(got["ids"], got["metadatas"], got["documents"])]
+            if len(got["ids"]) < 5000:
+                break
+
+    def resync_keywords(self, name: str) -> None:
+        """One document's words again from its chunks in Chroma (``check --repair``; no embedding)."""
+        with self.writer(), self._lock:
+            self._index_words(name)
+            self.bump()
+
+    def _index_words(self, name: str) -> None:
+        self.keywords.delete_docs([name])
+        for batch in self._chunk_batches(self.chunk_count(name), [name]):
+            self.keywords.add(batch)
 
     # ------------------------------------------------------------------ change counter
     def bump(self) -> None:
         self._version += 1
 
     @property
-    def version(self) -> tuple[int, int]:
-        """Changes when the content changes, here or in another process (used to rebuild the
-        keyword index)."""
-        count = self.collection.count()  # catches up first
-        return (self._version, count)
+    def version(self) -> tuple[int, str]:
+        """Changes when the content changes, here or in another process: the keyword views
+        (``KeywordCache``) are kept per version."""
+        self._catch_up()
+        return (self._version, self._writer.seen)
 
 
 _OPEN: dict[tuple, VectorIndex] = {}
@@ -284,9 +316,9 @@ _OPEN_LOCK = threading.Lock()
 
 def open_index(settings: DocentSettings, embed_model: BaseEmbedding, kv: DatabaseKVStore | None = None) -> VectorIndex:
     """One ``VectorIndex`` per (data folder, Chroma location, collection, embedding) in a
-    process: contexts built for different settings or keys share the docstore and the
-    write lock instead of overwriting each other's ``docstore.json``. ``kv``: the database's
-    key-value store, for a docstore in PostgreSQL."""
+    process: contexts built for different settings or keys share one Chroma view, one
+    ``index.db`` and the write lock. ``kv``: the PostgreSQL database's key-value store, for
+    a docstore there (None: in ``index.db``)."""
     key = (
         str(settings.data_dir.resolve()),
         settings.database,

@@ -111,6 +111,11 @@ class PostgresWriteLock:
     def depth(self) -> int:
         return int(getattr(self._local, "depth", 0))
 
+    @property
+    def seen(self) -> str:
+        """The generation this lock last caught up with (or made)."""
+        return self._seen
+
     def generation(self) -> str:
         return self._watcher.current(self._seen)
 

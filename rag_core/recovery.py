@@ -69,7 +69,10 @@ def recover(service: IngestionService) -> RecoveryReport:
     """Remove what interrupted ingestions left; register again documents the registry lost.
 
     Skipped while another context or process holds the write lock: its pending document
-    is being ingested, not abandoned."""
+    is being ingested, not abandoned. Looking for lost documents reads every chunk's
+    metadata in Chroma, which at a million chunks takes a minute: it is done only when
+    Chroma holds another number of chunks than the registry says it should (a registered
+    document is counted once it is whole, an unregistered one adds to Chroma alone)."""
     report = RecoveryReport()
     index, registry, markers = service.index, service.registry, service.markers
     with index.writer(wait=False) as acquired:
@@ -89,14 +92,17 @@ def recover(service: IngestionService) -> RecoveryReport:
             registry.remove(name)
             markers.drop(name)
             report.removed.append(name)
-        known = {r.name for r in registry.list(status=None)}
-        for name in sorted(index.chroma_names() - known):
-            if reregister(service, name):
-                report.reregistered.append(name)
-            else:
-                report.unresolved.append(name)
-        for name in sorted(index.docstore_names() - known - index.chroma_names()):
-            index.delete_document(name)  # docstore hashes without a single vector: nothing to keep
+        records = registry.list(status=None)
+        known = {r.name for r in records}
+        if index.chunk_count() != sum(r.chunks for r in records):  # else no document can be unregistered
+            chroma = index.chroma_names()
+            for name in sorted(chroma - known):
+                if reregister(service, name):
+                    report.reregistered.append(name)
+                else:
+                    report.unresolved.append(name)
+            for name in sorted(index.docstore_names() - known - chroma):
+                index.delete_document(name)  # docstore hashes without a single vector: nothing to keep
     for line in report.notices():
         logger.warning("%s", line)
     return report
@@ -162,17 +168,24 @@ def rebuild(service: IngestionService, progress: Progress | None = None) -> list
 def repair(service: IngestionService, progress: Progress | None = None) -> list[IngestResult]:
     """``check --repair``'s second step: ingest again, from the stored copy, every registered
     document whose docstore entries or chunks do not match the registry (after two writers
-    overwrote each other's docstore, say). The vectors are replaced, never just dropped."""
+    overwrote each other's docstore, say); the vectors are replaced, never just dropped. A
+    document whose vectors are whole but whose keyword index rows are not gets those again
+    from its vectors (no embedding)."""
     index, registry = service.index, service.registry
     folder = service.settings.paths.files
     docstore = index.docstore_names()
+    keywords = index.keywords.docs()
     results = []
+    for name in sorted(set(keywords) - {r.name for r in registry.list(status=None)} - index.chroma_names()):
+        index.keywords.delete_docs([name])  # words of a document without a vector: nothing to keep
     for rec in registry.list():
         if (
             rec.name in docstore
             and index.chunk_count(rec.name) == rec.chunks
             and index.chunk_shas(rec.name) == {rec.sha256}
         ):
+            if keywords.get(rec.name, 0) != rec.chunks:  # the vectors are whole: its words again, from them
+                index.resync_keywords(rec.name)
             continue
         src = folder / rec.name
         if not src.is_file():

@@ -234,10 +234,13 @@ def test_a_follow_up_the_llm_rewrites_is_searched_again_with_the_rewrite(indexed
 def test_a_corrected_rewrite_is_searched_and_replaces_the_answer(indexed, llm):
     sid = indexed.sessions.create().id
     indexed.chat.ask("How much current does one Zephyr pump draw?", sid)
-    llm.script(condense=["How much current does a banana draw?"], answers=["wrong", "Because 16 A exceeds 10 A."])
+    llm.script(
+        condense=["How much current does a banana draw?"],
+        answers=["wrong", "Because the battery supplies only 10 amperes."],
+    )
     indexed.chat.ask("And why can't it be two?", sid)
     turn = indexed.chat.ask("", sid, rewrite="Why can't two Zephyr pumps share one battery?", regenerate=True)
-    assert turn.sources[0]["page"] == 3 and turn.answer == "Because 16 A exceeds 10 A."
+    assert turn.sources[0]["page"] == 3 and turn.answer == "Because the battery supplies only 10 amperes."
     msgs = indexed.sessions.messages(sid)
     assert [m.role for m in msgs] == ["user", "assistant", "user", "assistant"]  # replaced, not added
     assert msgs[-1].condensed_question == "Why can't two Zephyr pumps share one battery?"
@@ -325,7 +328,8 @@ def test_a_summary_line_keeps_the_subject_and_the_figure_not_the_lead_in():
 def test_a_long_conversation_folds_its_older_turns_into_a_summary_not_dropping_them(make_settings, llm, tmp_path):
     from rag_core import build_context
 
-    ctx = build_context(make_settings(memory_token_limit=1000, condense=False), llm=llm)
+    # the scripted figures are in no source: the figure check (on by default) would mark them
+    ctx = build_context(make_settings(memory_token_limit=1000, condense=False, check_figures=False), llm=llm)
     make_pdf(ZEPHYR_PAGES, tmp_path / "zephyr.pdf")
     ctx.ingestion.ingest_file(tmp_path / "zephyr.pdf")
     sid = ctx.sessions.create().id

@@ -72,6 +72,8 @@ def test_ask_json_contract(tmp_path, corpus):
     assert "42 litres" in o["answer"]
     assert o["sources"][0] == {**o["sources"][0], "file": "zephyr.pdf", "page": 2}
     assert {"file", "page", "score", "text"} <= set(o["sources"][0])
+    # the figure check: the extractive answer copies its source, so each figure is found there
+    assert o["figures_checked"] >= 1 and o["figures_unsupported"] == 0
 
 
 def test_chat_reads_stdin_and_rewrites_the_follow_up(tmp_path, corpus):

@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 FLOORS = [
-    {"errors", "files", "text", "payloads", "prompts", "offline", "pdfium", "datadir", "postgres", "pglock"},
+    {"errors", "files", "text", "payloads", "prompts", "offline", "pdfium", "datadir", "postgres", "pglock", "figures"},
     {"settings"},
     {"storage", "loaders", "providers", "model_store", "index", "outline", "serving"},
     {"ingestion", "recovery", "retrieval", "chat", "viewer", "suggestions", "jobs", "exchange", "health"},

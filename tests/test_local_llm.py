@@ -314,6 +314,41 @@ def test_too_long_prompt_is_an_actionable_error(fake_llm):
         list(fake_llm.stream_complete("TOO LONG"))
 
 
+def test_threads_follow_the_free_cores_and_a_change_reloads_between_answers(tmp_path, monkeypatch):
+    import xllamacpp
+
+    from rag_core.providers import llama_engine
+
+    FakeServer.instances.clear()
+    monkeypatch.setattr(xllamacpp, "Server", FakeServer)
+    monkeypatch.setattr(llama_engine, "usable_cores", lambda: 2)
+    others = [0.0]  # cores' worth other programs use, as providers.threads would read it
+    monkeypatch.setattr(llama_engine.LOAD, "others", lambda: others[0])
+    model = tmp_path / "adaptive.gguf"
+    model.write_bytes(b"GGUF" + b"\0" * 16)
+    llm = build_local_llm(model, context_window=2048, max_new_tokens=8, n_threads=0)
+
+    first = llm.complete("hi").raw
+    (idle,) = FakeServer.instances
+    assert (idle.params.cpuparams.n_threads, idle.params.cpuparams_batch.n_threads) == (2, 2)
+    assert first["threads"] == {"threads_decode": 2.0, "threads_batch": 2.0}  # chosen as it loaded
+
+    others[0] = 1.0  # another program took a core between two answers
+    busy = llm.complete("hi").raw
+    assert len(FakeServer.instances) == 2
+    reloaded = FakeServer.instances[-1]
+    assert (reloaded.params.cpuparams.n_threads, reloaded.params.cpuparams_batch.n_threads) == (1, 2)
+    assert reloaded.requests and busy["threads"]["threads_decode"] == 1.0
+    assert busy["threads"]["others_busy_cores"] == 1.0 and "threads_swap_s" in busy["threads"]
+
+    llm.complete("hi")  # the same load: the same server
+    assert len(FakeServer.instances) == 2 and llm._get_engine().swaps == 1
+
+    fixed = build_local_llm(tmp_path / "adaptive.gguf", context_window=2048, n_threads=3)
+    assert fixed.complete("hi").raw["threads"] == {"threads_decode": 3.0, "threads_batch": 3.0}
+    assert FakeServer.instances[-1].params.cpuparams_batch.n_threads == 3
+
+
 def test_load_failures_raise_model_error(tmp_path, monkeypatch):
     import xllamacpp
 
@@ -347,6 +382,25 @@ def real_llm() -> LlamaCppLLM:
     llm = build_local_llm(path, context_window=2048, max_new_tokens=48, temperature=0.0, n_threads=0)
     llm.load()
     return llm
+
+
+@pytest.mark.real_models
+def test_real_model_answers_with_the_threads_chosen_for_a_busy_core(real_llm, monkeypatch):
+    from rag_core.providers import llama_engine
+
+    engine = real_llm._get_engine()
+    cores = llama_engine.usable_cores()
+    monkeypatch.setattr(llama_engine.LOAD, "others", lambda: cores - 1.0)  # all but one core taken
+    deltas, raw = [], {}
+    for chunk in real_llm.stream_complete("What is the capital of France? Answer with one word."):
+        deltas.append(chunk.delta)
+        raw = chunk.raw or raw
+    assert "paris" in "".join(deltas).lower()
+    assert engine.choice == llama_engine.ThreadChoice(1, min(cores, 2))
+    assert raw["threads"]["threads_decode"] == 1.0
+    monkeypatch.setattr(llama_engine.LOAD, "others", lambda: 0.0)  # free again: every core, and still right
+    assert "paris" in real_llm.complete("What is the capital of France? Answer with one word.").text.lower()
+    assert engine.choice == llama_engine.ThreadChoice(cores, cores)
 
 
 @pytest.mark.real_models

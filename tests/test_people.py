@@ -60,5 +60,28 @@ def test_a_library_per_person_keeps_documents_apart(make_settings, llm, three_do
     assert ana.index.collection.name != ben.index.collection.name != ctx.index.collection.name
 
 
+def test_a_persons_library_has_its_own_index_db_and_takes_in_its_old_docstore_json(make_settings, llm, tmp_path):
+    from llama_index.core import Document
+    from llama_index.core.storage.docstore import SimpleDocumentStore
+
+    from rag_core.datadir import library_key
+
+    settings = make_settings(libraries="per_user", files_dir=tmp_path / "files")
+    key = library_key("ana@example.org")
+    old = SimpleDocumentStore()  # what an earlier version left for ana's library
+    old.add_documents([Document(id_="kept.txt::text", text="kept")])
+    old.set_document_hash("kept.txt::text", "h0")
+    old.persist(str(settings.data_dir / f"docstore-{key}.json"))
+    ana = build_context(settings, llm=llm).for_person("ana@example.org")
+    assert ana.index.docstore.get_document_hash("kept.txt::text") == "h0"
+    assert list(settings.data_dir.glob(f"docstore-{key}.json.migrated-*"))  # kept aside, never deleted
+    (tmp_path / "a.txt").write_text("Ana's alpacas graze on the altiplano.")
+    assert ana.ingestion.ingest_file(tmp_path / "a.txt").status == "indexed"
+    assert ana.settings.paths.index_db == settings.data_dir / f"index-{key}.db" != settings.paths.index_db
+    assert set(ana.index.keywords.docs()) == {"a.txt"} and ana.index.docstore_names() == {"a.txt", "kept.txt"}
+    shared = build_context(settings, llm=llm)
+    assert shared.index.keywords.docs() == {} and shared.index.docstore_names() == set()
+
+
 def test_without_sign_in_there_is_one_local_person(ctx):
     assert ctx.for_person("") is ctx and ctx.person == ""

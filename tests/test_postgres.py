@@ -86,6 +86,17 @@ def test_the_docstore_lives_in_rows(db):
     assert kv.get("a", "docstore/data") is None and kv.get("a", "docstore-lib-1/data") == {"x": 3}
 
 
+def test_the_docstore_finds_a_documents_keys_by_prefix_and_loads_a_json_docstore_whole(db):
+    kv = DatabaseKVStore(db)
+    kv.put_all([("a.pdf::p1", {"h": 1}), ("a.pdf::p2", {"h": 2}), ("a.pdf:;x", {"h": 3}), ("a.pdfx", {})], "ds/m")
+    assert kv.keys("ds/m", "a.pdf::") == ["a.pdf::p1", "a.pdf::p2"]  # whatever the server's collation
+    assert kv.keys("ds/m") == sorted(["a.pdf::p1", "a.pdf::p2", "a.pdf:;x", "a.pdfx"]) and kv.count("ds/m") == 4
+    old = {"ds/data": {"n1": {"text": "ü"}}, "ds/m": {"a.pdf::p1": {"h": 9}}}
+    kv.load(old)
+    assert kv.holds(old) and kv.get("a.pdf::p1", "ds/m") == {"h": 9}
+    assert not kv.holds({"ds/m": {"a.pdf::p1": {"h": 1}}})
+
+
 def test_a_password_never_reaches_a_message():
     url = "postgresql://docent:s3cret@db.example.org:5432/docent"
     assert shown_url(url) == "postgresql://docent@db.example.org:5432/docent"
@@ -162,6 +173,8 @@ def test_docent_on_postgres_writes_no_docent_db_and_a_second_process_sees_everyt
     save_settings(settings.model_copy(update={"chunk_size": 300}), environ={})
     data = settings.data_dir
     assert not (data / "docent.db").exists() and not (data / "docstore.json").exists()
+    assert ctx.index.store.kvstore.db is ctx.db  # the docstore's rows in PostgreSQL, none in index.db
+    assert ctx.index.store.db.query("SELECT COUNT(*) FROM kvstore")[0][0] == 0 < ctx.index.store.docstore_entries()
     assert not (data / "settings.json").exists() and not (data / "backups").exists()
     assert sorted(p.name for p in (tmp_path / "shared-files").iterdir()) == ["bananas.txt", "tea.md", "zephyr.pdf"]
 
@@ -177,3 +190,30 @@ def test_docent_on_postgres_writes_no_docent_db_and_a_second_process_sees_everyt
     assert [d.name for d in seen.registry.list()] == ["bananas.txt", "tea.md", "zephyr.pdf"]
     assert seen.index.docstore_names() == {"bananas.txt", "tea.md", "zephyr.pdf"}
     assert [s.name for s in seen.sessions.list()] == ["fruit"]
+
+
+def test_a_process_with_its_own_folder_follows_another_machines_documents_by_keyword(
+    pg_url, make_settings, llm, tmp_path
+):
+    """Two machines: each its own data folder (here their Chroma is one folder, as a Chroma
+    server would be one), one database. B's keyword index takes A's new document."""
+    from rag_core import build_context, load_settings
+
+    a = build_context(make_settings(database_url=pg_url, files_dir=tmp_path / "shared-files"), llm=llm)
+    (tmp_path / "first.txt").write_text("Alpacas graze on the altiplano.")
+    assert a.ingestion.ingest_file(tmp_path / "first.txt").status == "indexed"
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "chroma").symlink_to(a.settings.paths.chroma)
+    other = load_settings(
+        {"DOCENT_DATABASE_URL": pg_url}, data_dir=tmp_path / "other", embed_provider="hash", llm_provider="extractive"
+    )
+    b = build_context(other, llm=llm, recover=False)
+    assert b.index.keywords.docs() == {"first.txt": 1}  # filled from Chroma: its index.db was new
+    (tmp_path / "second.txt").write_text("Quetzals nest in the cloud forest of Monteverde.")
+    assert a.ingestion.ingest_file(tmp_path / "second.txt").status == "indexed"
+    deadline = time.time() + 10
+    while "second.txt" not in b.index.keywords.docs() and time.time() < deadline:
+        assert b.index.version  # what a search asks first: catches up with the generation A changed
+        time.sleep(0.1)
+    assert b.index.keywords.docs() == {"first.txt": 1, "second.txt": 1}
+    assert b.chat.retrieve("quetzals Monteverde")[0]["file"] == "second.txt"

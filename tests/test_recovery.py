@@ -137,7 +137,16 @@ def test_a_database_cut_in_half_is_moved_aside_and_rebuilt_from_what_is_left(ind
 @pytest.mark.slow  # `python -m rag_core` processes on the data folder
 def test_rebuild_works_from_the_stored_files_when_registry_and_index_are_gone(indexed, tmp_path):
     data = fresh_copy(indexed, tmp_path)
-    for gone in ("chroma", "docstore.json", "docent.db", "docent.db-wal", "docent.db-shm", "backups"):
+    for gone in (
+        "chroma",
+        "index.db",
+        "index.db-wal",
+        "index.db-shm",
+        "docent.db",
+        "docent.db-wal",
+        "docent.db-shm",
+        "backups",
+    ):
         path = data / gone
         shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
     rebuilt = cli(data, "rebuild", "--json")

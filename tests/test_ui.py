@@ -142,6 +142,18 @@ def test_timing_line_names_each_step_the_path_and_the_model_loading() -> None:
     assert timing_line({}, {}) is None
 
 
+def test_timing_line_says_how_many_figures_the_sources_do_not_hold() -> None:
+    def line(checked: int, missing: int) -> str:
+        return plain(
+            timing_line({"total_s": 2.0, "figures_checked": checked, "figures_unsupported": missing}, {}) or ""
+        )
+
+    assert line(3, 1) == "⏱️ Answered in 2.0 s · 1 figure not found in the sources"
+    assert line(3, 2) == "⏱️ Answered in 2.0 s · 2 figures not found in the sources"
+    assert line(1, 0) == "⏱️ Answered in 2.0 s · 1 figure checked against the sources"
+    assert line(0, 0) == "⏱️ Answered in 2.0 s"  # no figure in the answer: nothing to say
+
+
 # ============================================================================ the viewer
 ORION_PDF = make_pdf(
     [

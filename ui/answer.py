@@ -146,7 +146,18 @@ def timing_line(timings: dict[str, Any], served_by: dict[str, Any]) -> str | Non
         parts.append("no rerank" if rerank == "off" else f"rerank {rerank}")
     if condense and condense not in ("first turn", "llm"):
         parts.append(f"rewrite {condense}")
+    parts.extend(figures_part(timings))
     return "⏱️ " + escape_markdown(" · ".join(parts))
+
+
+def figures_part(timings: dict[str, Any]) -> list[str]:
+    """What the figure check found, for the timing line: "1 figure not found in the sources"."""
+    checked, missing = int(timings.get("figures_checked") or 0), int(timings.get("figures_unsupported") or 0)
+    if not checked:
+        return []
+    if missing:
+        return [f"{missing} figure{'s' if missing != 1 else ''} not found in the sources"]
+    return [f"{checked} figure{'s' if checked != 1 else ''} checked against the sources"]
 
 
 def answer_markdown(answer: str, sources: list[Source]) -> str:

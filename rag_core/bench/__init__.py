@@ -5,6 +5,7 @@ with the raw figures beside it; ``docs/performance.md`` has the table and the co
 
     python -m rag_core bench --json [--docs DIR] [--questions figures.jsonl] [--quick]
     python -m rag_core bench PDF... [--llm] [--json]     # parsing, embedding, LLM speed only
+    python -m rag_core bench --files [--files-growth N] [--json]   # many small files (rag_core.bench.files)
 
 With ``--json`` the last line is one object: ``{"targets": {name: {"value", "target", "met"}},
 "answer", "follow_up", "ingest", "delete", "retrieval", "app", ...}``; with PDFs given, the
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.bench import machine
-from rag_core.bench.inputs import ROOT, figure_questions, sec_docs
+from rag_core.bench.inputs import ROOT, figure_questions, files_for, sec_docs
 from rag_core.settings import DocentSettings, load_settings, saved_notice
 
 # name -> (section, key, target, "le" | "ge")
@@ -40,6 +41,9 @@ TARGETS = {
     "cold_start_vs_hello": ("app", "cold_start_vs_hello", 2.0, "le"),
     "delete_1k_s": ("delete", "delete_1k_s", 1.0, "le"),
     "peak_rss_mb": ("rss", "peak_rss_mb", 3072.0, "le"),
+    "ttft_busy_vs_idle": ("busy", "ttft_busy_vs_idle", 2.5, "le"),
+    "decode_busy_vs_idle": ("busy", "decode_busy_vs_idle", 0.4, "ge"),
+    "ttft_ingesting_vs_idle": ("busy", "ttft_ingesting_vs_idle", 2.0, "le"),
 }
 FOLLOW_UPS = ROOT / "tests" / "data" / "elliptical_sec.jsonl"
 
@@ -64,6 +68,7 @@ def _targets(result: dict[str, Any]) -> dict[str, Any]:
 def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) -> dict[str, Any]:
     from rag_core.bench.answers import bench_first_turns, bench_follow_ups
     from rag_core.bench.app import bench_cold_start, bench_peak_rss
+    from rag_core.bench.busy import bench_busy, machine_state
     from rag_core.bench.ingest import bench_delete, bench_ingest
     from rag_core.bench.retrieval import bench_retrieval
     from rag_core.chat.messages import count_tokens
@@ -80,10 +85,24 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
         "llm_provider": settings.llm_provider,
         "embed_provider": settings.embed_provider,
     }
+    result["machine"] = machine_state()
+    if not result["machine"]["idle"]:
+        report(
+            f"warning: the machine is not idle ({_load_line(result['machine'])}): the figures are not an idle machine's"
+        )
     started = time.perf_counter()
+    sections: dict[str, float] = {}
+    result["section_s"] = sections
+
+    def timed(name: str, since: float) -> float:
+        now = time.perf_counter()
+        sections[name] = round(now - since, 1)
+        return now
 
     report("ingest: Docent, the embedding limit and the naive path over the same PDFs…")
-    files = sorted(docs.glob("*.pdf"))[: 5 if quick else None]
+    files = sorted(docs.glob("*.pdf"))
+    if quick:  # the filings the first questions are about, then others: 5 in all
+        files = files_for(files, figure_questions(Path(args.questions) if args.questions else None, 200), 3, 5)
     subset = docs
     if quick:
         import tempfile
@@ -92,6 +111,7 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
         for f in files:
             (subset / f.name).symlink_to(f.resolve())
     result["ingest"], data_dir = bench_ingest(settings, subset)
+    mark = timed("ingest", started)
 
     ctx = build_context(settings.model_copy(update={"data_dir": data_dir, "model_cache": settings.model_dir}))
     questions = [q for q in figure_questions(Path(args.questions) if args.questions else None, 200)]
@@ -99,24 +119,37 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
     questions = [q for q in questions if set(q.get("gold_files") or []) <= names][: 3 if quick else args.questions_n]
     report(f"answers: {len(questions)} first turns, Docent against the naive path and raw llama.cpp…")
     result["answer"] = bench_first_turns(ctx, questions, count_tokens)
+    mark = timed("answer", mark)
+    k = min(len(questions), args.busy_n)
+    report(f"busy machine: {k} of those questions with one core kept busy, then with an ingest running…")
+    result["busy"] = bench_busy(ctx, questions[:k], files, report)
+    mark = timed("busy", mark)
     pairs = [json.loads(line) for line in FOLLOW_UPS.read_text(encoding="utf-8").splitlines() if line.strip()]
     pairs = [p for p in pairs if set(p["gold_files"]) <= names and p["history"][0]]
     chosen = pairs[:1] + [p for p in pairs if p["id"] in ("ellipsis_10", "ellipsis_14")][: (1 if quick else 2)]
     chosen += [] if quick else pairs[1:2]
     report(f"follow-ups: {len(chosen)} conversations of two questions…")
     result["follow_up"] = bench_follow_ups(ctx, chosen)
+    mark = timed("follow_up", mark)
 
     report("deleting a 1,000-chunk document…")
     result["delete"] = bench_delete(settings)
     report("retrieval at scale (synthetic chunks)…")
     result["retrieval"] = bench_retrieval(settings, (10_000,) if quick else (10_000, 100_000))
+    mark = timed("delete_retrieval", mark)
     report("cold start against streamlit hello, in a real browser…")
     result["app"] = bench_cold_start(runs=1 if quick else 3)
     report("peak memory of a process that answered with the local models…")
     result["rss"] = bench_peak_rss(data_dir, questions[0]["question"]) if questions else {}
+    timed("app_rss", mark)
+    result["machine_after"] = machine_state()
     result["seconds"] = round(time.perf_counter() - started, 1)
     result["targets"] = _targets(result)
     return result
+
+
+def _load_line(state: dict[str, Any]) -> str:
+    return f"load average {state['loadavg_1m']}, other processes using {state['others_busy_cores']} of {state['cores']} cores"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,7 +165,29 @@ def run(args: argparse.Namespace) -> int:
     def report(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    result = run_full(settings, args, report)
+    if args.busy_levers or args.busy_only:
+        from rag_core.bench.busy import LEVERS, run_levers
+
+        docs = sec_docs(Path(args.docs) if args.docs else None)
+        found = figure_questions(Path(args.questions) if args.questions else None, 200)
+        settings = settings.model_copy(update={"llm_max_new_tokens": args.max_new_tokens})
+        only = (LEVERS[0][0],) if args.busy_only else None  # every lever on
+        levers = run_levers(settings, docs, found, args.busy_n, report, only)
+        print(json.dumps({"date": dt.date.today().isoformat(), "commit": _commit(), **levers}, default=str))
+        return 0
+    if args.files:
+        from rag_core.bench.files import run_files
+
+        result = run_files(settings, args.files_growth, args.files_uploads, report)
+    else:
+        result = run_full(settings, args, report)
+    busy = result.get("busy") or {}
+    if busy.get("loaded") or not (result.get("machine") or {}).get("idle", True):
+        print(
+            f"warning: not an idle machine ({_load_line(busy.get('machine') or result['machine'])}); "
+            "the busy/idle ratios were taken under outside load",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps(result, ensure_ascii=False, default=str))
     else:
@@ -157,8 +212,25 @@ def register_cli(sub: Any) -> None:
     s.add_argument("--questions-n", type=int, default=10, help="first-turn questions timed (default 10)")
     s.add_argument("--max-new-tokens", type=int, default=64, help="answer length cap, the same on every path")
     s.add_argument("--quick", action="store_true", help="a few minutes: 5 PDFs, 3 questions, 10k chunks, one start")
+    s.add_argument("--busy-n", type=int, default=3, help="questions asked again on a busy machine (default 3)")
+    s.add_argument(
+        "--busy-levers",
+        action="store_true",
+        help="only the busy-machine figures, each lever (thread choice, indexing pause) on and off",
+    )
+    s.add_argument("--busy-only", action="store_true", help="only the busy-machine figures, every lever on")
     s.add_argument("--max-pages", type=int, default=100, help="with PDFs: pages per PDF at most")
     s.add_argument("--max-chunks", type=int, default=200, help="with PDFs: chunks to embed")
     s.add_argument("--llm", action="store_true", help="with PDFs: also time the configured LLM")
+    s.add_argument(
+        "--files",
+        action="store_true",
+        help="many small files only: 100 through the CLI against their text as one file, the Nth file against "
+        "the 50th, the delay until another process finds a new file",
+    )
+    s.add_argument("--files-growth", type=int, default=500, help="with --files: how many files the growth run ingests")
+    s.add_argument(
+        "--files-uploads", type=int, default=0, help="with --files: small files through the app's upload path (0: none)"
+    )
     s.add_argument("--json", action="store_true", help="one JSON object, the last line")
     s.set_defaults(func=run)

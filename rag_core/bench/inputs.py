@@ -60,6 +60,24 @@ def figure_questions(path: Path | None, limit: int) -> list[dict[str, Any]]:
     return rows[:limit]
 
 
+def files_for(files: list[Path], questions: list[dict[str, Any]], n_questions: int, n_files: int) -> list[Path]:
+    """The files the first ``n_questions`` answerable ones need, then the first others, up to
+    ``n_files`` (the gold files come first, whatever their names sort as)."""
+    by_name = {p.name: p for p in files}
+    picked: list[Path] = []
+    asked = 0
+    for q in questions:
+        gold = [by_name.get(name) for name in q.get("gold_files") or []]
+        if asked == n_questions or not gold or None in gold:
+            continue
+        new = [p for p in gold if p is not None and p not in picked]
+        if len(picked) + len(new) > n_files:
+            continue
+        picked += new
+        asked += 1
+    return picked + [p for p in files if p not in picked][: max(0, n_files - len(picked))]
+
+
 def fresh_context(settings: DocentSettings, name: str, **kwargs: Any) -> AppContext:
     """A context over a new, empty data folder (the model stays where it is)."""
     folder = Path(tempfile.mkdtemp(prefix=f"docent-bench-{name}-"))

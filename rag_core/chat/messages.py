@@ -43,6 +43,8 @@ class ChatTurn:
     session_id: str | None = None
     served_by: dict[str, str] = field(default_factory=dict)
     stopped: bool = False
+    figures_checked: int = 0  # figures of the answer checked against its sources (``chat.checking``)
+    figures_unsupported: int = 0  # of those, the ones no source holds as stated (marked in the answer)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

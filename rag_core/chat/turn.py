@@ -27,6 +27,7 @@ go once the answer is stored, or when it fails.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Iterator
@@ -35,6 +36,7 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from llama_index.core.llms import LLM
 
+from rag_core.chat.checking import TurnFigures, chunks_in
 from rag_core.chat.components import ChatComponents
 from rag_core.chat.engine import DocentChatEngine, Retrieved, rule_rewrite
 from rag_core.chat.evidence import preview_of
@@ -42,7 +44,9 @@ from rag_core.chat.messages import STOPPED_MARK, ChatTurn, count_tokens, safe_er
 from rag_core.errors import DocentError, ProviderError
 from rag_core.payloads import Source
 from rag_core.prompts import NO_ANSWER
+from rag_core.providers.answering import ANSWERING
 from rag_core.providers.llm import ProgressFn
+from rag_core.providers.threads import LOAD
 from rag_core.retrieval import ConversationQueries
 from rag_core.storage import Claim, Message, Summary
 
@@ -94,11 +98,13 @@ class Turn:
         self._needs_rewrite = False
         self._chunks: Iterator[ChatResponse] | None = None
         self._stop_asked = False
+        self._figures: TurnFigures | None = None  # the question's cells, then the answer's check
         self._claim = claim  # the session's, held from before the question was stored until the answer is
 
     # ------------------------------------------------------------------ 1. search
     def search(self) -> None:
         """The first search, before the model is needed; the sources and the preview."""
+        LOAD.mark()  # the load the model's threads are chosen for is read from here on
         c, s = self.components, self.components.settings
         c.index.ensure_compatible()
         pairs = [(m.role.value, m.content or "") for m in self._history]
@@ -199,6 +205,11 @@ class Turn:
         if found.notices:
             self.served_by["rerank"] = "skipped: " + found.notices[0]
         evidence = engine.evidence(self.condensed_question, found.nodes) if found.nodes else []
+        if evidence and self.components.settings.check_figures:
+            # the cells the question asks for, found by structure, are read first
+            bm25 = self.components.keywords.get(self._names)
+            self._figures = TurnFigures(self.condensed_question, found.nodes, chunks_in(bm25))
+            evidence = self._figures.first(evidence)
         messages = engine.messages(self._kept, evidence, self.question, self._summary) if evidence else None
         if messages is not None:
             engine.llm  # noqa: B018 - load the model now, timed, before the first word
@@ -220,6 +231,12 @@ class Turn:
         self._stop_asked = True
 
     def __iter__(self) -> Iterator[str]:
+        """The answer's words; indexing in this app waits meanwhile (``answer_pauses_indexing``)."""
+        paused = ANSWERING.hold() if self.components.settings.answer_pauses_indexing else contextlib.nullcontext()
+        with paused:
+            yield from self._words()
+
+    def _words(self) -> Iterator[str]:
         self.prepare()
         assert self._chunks is not None
         parts: list[str] = []
@@ -282,6 +299,10 @@ class Turn:
         if len(parts) > 1 and first and end > first:
             self.timings["tokens_per_s"] = round((len(parts) - 1) / (end - first), 2)
         answer = "".join(parts).strip() or NO_ANSWER
+        if self._figures is not None:  # each figure checked against the sources, marked if unsupported
+            checked = self._figures.check(answer)
+            answer = checked.answer
+            self.timings.update(self._figures.fields(checked))
         if self.stopped:
             answer += STOPPED_MARK
         self.answered = ChatTurn(
@@ -293,6 +314,8 @@ class Turn:
             self.session_id,
             self.served_by,
             self.stopped,
+            int(self.timings.get("figures_checked", 0)),
+            int(self.timings.get("figures_unsupported", 0)),
         )
         self._store(self.answered)
 
@@ -307,6 +330,9 @@ class Turn:
         }
         if answered.stopped:
             meta["stopped"] = True
+        if "figures_checked" in answered.timings:
+            meta["figures_checked"] = answered.figures_checked
+            meta["figures_unsupported"] = answered.figures_unsupported
         if self.rewrite:
             meta["rewrite_edited"] = True
         if self.preview:
@@ -352,3 +378,8 @@ class Turn:
         if isinstance(figures, dict) and "prompt_n" in figures:
             self.timings["prompt_read_tokens"] = int(figures.get("prompt_n") or 0)
             self.timings["prompt_cached_tokens"] = int(figures.get("cache_n") or 0)
+            if figures.get("predicted_per_second"):
+                self.timings["decode_tokens_per_s"] = round(float(figures["predicted_per_second"]), 2)
+        threads = raw.get("threads") if raw else None
+        if isinstance(threads, dict):  # the local model's threads for this answer (providers.threads)
+            self.timings.update({k: v for k, v in threads.items() if isinstance(v, (int, float))})

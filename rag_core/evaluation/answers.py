@@ -186,8 +186,9 @@ def summarise_answers(rows: list[dict[str, Any]], questions: list[EvalQuestion])
     """The answer mode's figures, besides the retrieval ones of its sources (``summarise``):
     ``answer_accuracy`` (answerable questions with a gold answer), the same where a gold page
     was among the sources (``answer_accuracy_page_retrieved``: the model's share, retrieval
-    aside), ``citation_page``, ``refusal_rate`` (unanswerable questions the answer refused) and
-    ``false_refusal_rate`` (answerable ones it refused)."""
+    aside), ``citation_page``, ``refusal_rate`` (unanswerable questions the answer refused),
+    ``false_refusal_rate`` (answerable ones it refused) and the figure check's
+    (``summarise_figures``)."""
     out = summarise(rows, questions)
     pairs = list(zip(questions, rows, strict=False))
 
@@ -211,4 +212,25 @@ def summarise_answers(rows: list[dict[str, Any]], questions: list[EvalQuestion])
     on = [r["refused_answer"] for q, r in pairs if q.answerable]
     if on:
         out["false_refusal_rate"] = share(on)
+    out.update(summarise_figures([r for _, r in pairs]))
+    return out
+
+
+def summarise_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figure check over the answers (``chat.checking``): ``figures_checked`` and
+    ``figures_unsupported`` in all; of the graded answers with a figure checked, the share of
+    the wrong ones it marked (``wrong_answers_marked``, the higher the better) and of the right
+    ones (``right_answers_marked``, the lower the better)."""
+    rows = [r for r in rows if "figures_checked" in r]
+    if not rows:
+        return {}
+    out: dict[str, Any] = {
+        "figures_checked": sum(int(r["figures_checked"]) for r in rows),
+        "figures_unsupported": sum(int(r["figures_unsupported"]) for r in rows),
+    }
+    checked = [r for r in rows if r["figures_checked"] and "correct" in r and not r.get("refused_answer")]
+    for name, correct in (("wrong_answers_marked", False), ("right_answers_marked", True)):
+        group = [bool(r["figures_unsupported"]) for r in checked if bool(r["correct"]) is correct]
+        if group:
+            out[name] = round(sum(group) / len(group), 4)
     return out

@@ -175,6 +175,8 @@ _ANSWER_DETAIL = (
     "refused_answer",
     "files",
     "timings",
+    "figures_checked",
+    "figures_unsupported",
     "error",
 )
 
@@ -193,6 +195,8 @@ def _answer_row(ctx: AppContext, q: EvalQuestion, k: int, timings: dict[str, flo
     row.update(score_answer(q, turn.answer, turn.sources))
     row["answer"] = turn.answer
     row["timings"] = turn.timings
+    row["figures_checked"] = turn.figures_checked
+    row["figures_unsupported"] = turn.figures_unsupported
     return row
 
 
@@ -269,6 +273,10 @@ def format_table(result: EvalResult) -> str:
         "citation_page",
         "refusal_rate",
         "false_refusal_rate",
+        "figures_checked",
+        "figures_unsupported",
+        "wrong_answers_marked",
+        "right_answers_marked",
     ]
     present = [c for c in columns if any(c in figures for figures in result["modes"].values())]
     lines = [f"{result['n']} questions, k={result['k']}, {result['seconds']} s"]

@@ -7,8 +7,9 @@ given to ``ingest``). For one document:
 2. Otherwise the registry row goes ``pending``, the file is parsed into page/section
    Documents with stable ids (``name::p0003``), pages that disappeared are deleted,
    and the pipeline (``DocstoreStrategy.UPSERTS``) re-embeds only pages whose content
-   hash changed. The docstore is persisted atomically, a copy of the file is kept
-   (for rebuilds), and only then does the row turn ``indexed``.
+   hash changed. Vectors, keyword index rows and docstore hashes are written as they are
+   made (``index.db``, a row per page); a copy of the file is kept (for rebuilds), and only
+   then does the row turn ``indexed``.
 3. A crash at any point leaves a ``pending`` row and a marker file (``markers``);
    ``rag_core.recovery.recover`` (run on start-up) removes that document's vectors, docstore
    entries and row, so a document is either fully indexed or absent. Nothing else is removed.
@@ -276,7 +277,6 @@ class IngestionService:
             keep = {d.id_ for d in loaded.documents}
             self.index.delete_refs([ref for ref in self.index.ref_doc_ids_for(target) if ref not in keep])
             self._run_pipeline(loaded, target, report, cancelled)
-            self.index.persist_docstore()
             self._keep_copy(path, target)
             if loaded.ocr:  # the line boxes of OCR'd pages, for the viewer (and a re-read skips OCR)
                 atomic_write(sidecar, sidecar_json(loaded.ocr).encode("utf-8"))
@@ -317,7 +317,9 @@ class IngestionService:
                 report(f"{name}: embedding {where} of {len(docs)}: {done}/{total} passages", 0.3 + 0.65 * frac)
 
             texts = {d.id_: d.text for d in docs[start:end]}
-            self._pipeline(step, texts).run(documents=docs[start:end])
+            # The docstore keeps each page's hash (what the upserts compare), not its text: the
+            # chunks' text is in Chroma and the keyword index already.
+            self._pipeline(step, texts).run(documents=docs[start:end], store_doc_text=False)
 
     def _discard(self, name: str, source: Path) -> None:
         """After a failure mid-way: remove what this document left, as recovery would on the

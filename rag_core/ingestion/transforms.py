@@ -4,29 +4,35 @@ that report progress and can be cancelled (``rag_core.ingestion.service`` builds
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import BaseNode, TransformComponent
 
+from rag_core.providers.answering import ANSWERING
 from rag_core.text import is_header, is_title
 
 __all__ = ["BatchedEmbedder", "ChunkContext", "chunk_context"]
 
 
 class BatchedEmbedder(TransformComponent):
-    """The embedding step, a batch of chunks at a time: progress within a long document,
-    and a cancel that takes effect between batches."""
+    """The embedding step, a batch of chunks at a time (the embedding model's own batch, at
+    most ``batch``): progress within a long document, a cancel that takes effect between
+    batches, and a wait before each while an answer is being written (``providers.answering``:
+    an answer then waits for one batch at most)."""
 
     embed_model: BaseEmbedding
     step: Any  # (done, total) -> None; raises IngestCancelled
     batch: int = 64
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
-        for start in range(0, len(nodes), self.batch):
+        size = max(1, min(self.batch, self.embed_model.embed_batch_size))
+        for start in range(0, len(nodes), size):
             self.step(start, len(nodes))
-            self.embed_model(nodes[start : start + self.batch])
+            ANSWERING.wait_clear(functools.partial(self.step, start, len(nodes)))
+            self.embed_model(nodes[start : start + size])
         self.step(len(nodes), len(nodes))
         return nodes
 

@@ -12,6 +12,11 @@
 * A per-engine lock serialises generations: on a 2-core machine two answers at once
   are not faster than one after the other, and a single llama.cpp slot keeps the
   whole context window for one prompt. Concurrent sessions queue.
+* Its threads are chosen for the cores other programs leave free (``threads``), again
+  before each generation. llama.cpp takes them when the server starts (the server offers no
+  way to change them later), so a changed choice reloads the model between two answers:
+  about 2 s with the file in the page cache, and the prompts cached so far are lost
+  (docs/performance.md measures both against the decoding speed a wrong choice costs).
 """
 
 from __future__ import annotations
@@ -28,21 +33,51 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.errors import ModelError
+from rag_core.providers.threads import LOAD, ThreadChoice, choose_threads, usable_cores
 
 logger = logging.getLogger(__name__)
 
 
-class LlamaEngine:
-    """One loaded model: the xllamacpp server plus the lock that serialises generations."""
+# llama.cpp keeps the prompts it has read in memory, to reuse them when a conversation comes
+# back (8 GiB by default: on a laptop that grows without notice). 256 MiB holds about nine
+# prompts of 1,000 tokens: a few conversations' worth.
+PROMPT_CACHE_MIB = 256
 
-    def __init__(self, model_path: str, context_window: int, n_threads: int) -> None:
+# How llama.cpp's threads wait for each other. This build of llama.cpp uses OpenMP: its
+# threads meet at ``#pragma omp barrier`` after each operation, and the ``poll`` of its
+# cpuparams is not read. libgomp spins a waiting thread GOMP_SPINCOUNT times before it sleeps
+# (300,000 by default: milliseconds); a thread spinning on a core another program shares takes
+# the time the thread it waits for needs. A short spin (tens of microseconds) keeps the
+# hand-over between threads quick on free cores and sleeps soon on a shared one. libgomp reads
+# it once, when it is loaded (the first model load of the process); set only around that load,
+# and never over a value the user gave (GOMP_SPINCOUNT or OMP_WAIT_POLICY in the environment).
+SHORT_SPIN = "10000"
+SPIN_VARIABLES = ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")
+
+
+class LlamaEngine:
+    """One loaded model: the xllamacpp server, its threads, and the lock that serialises
+    generations. ``n_threads`` > 0 fixes the threads; 0 or less chooses them per generation."""
+
+    def __init__(self, model_path: str, context_window: int, n_threads: int, short_spin: bool = True) -> None:
         self.model_path = model_path
         self.context_window = context_window
         self.n_threads = n_threads
-        self.lock = threading.Lock()
+        self.short_spin = short_spin  # read at the process's first load only (SHORT_SPIN)
+        self.lock = threading.Lock()  # held by the caller around a generation
         self.server: Any = None
-        self.load_seconds: float | None = None
+        self.choice: ThreadChoice | None = None  # the threads the loaded server runs with
+        self.load_seconds: float | None = None  # the first load
+        self.swaps = 0  # reloads because the free cores changed
         self._load_lock = threading.Lock()
+        self._socket_dir: str | None = None
+        self._last_load_s = 0.0
+
+    def _wanted(self) -> tuple[ThreadChoice, float | None]:
+        if self.n_threads > 0:
+            return ThreadChoice(self.n_threads, self.n_threads), None
+        others = LOAD.others()
+        return choose_threads(usable_cores(), others, self.choice), others
 
     def get_server(self) -> Any:
         """Load the model on first use; later calls return the same server."""
@@ -50,14 +85,68 @@ class LlamaEngine:
             return self.server
         with self._load_lock:
             if self.server is None:
-                self.server = self._load()
+                choice, _ = self._wanted()
+                self.server = self._load(choice)
+                self.load_seconds = self.load_seconds or self._last_load_s
+                LOAD.mark()
         return self.server
 
-    def _load(self) -> Any:
+    def server_for_generation(self) -> tuple[Any, dict[str, float]]:
+        """The server for the next generation and the threads it runs with (for the answer's
+        timings). Call it with ``lock`` held: a changed choice reloads the model, which must
+        not happen under a running generation."""
+        fresh = self.server is None  # loaded just now, with threads chosen just now
+        server = self.get_server()
+        others: float | None = None
+        swap_s = 0.0
+        if not fresh and self.n_threads <= 0:
+            wanted, others = self._wanted()
+            if wanted != self.choice:
+                logger.info("Free cores changed (others use %.2f): threads %s -> %s", others or 0, self.choice, wanted)
+                with self._load_lock:
+                    self._unload()
+                    self.server = server = self._load(wanted)
+                swap_s = self._last_load_s
+                self.swaps += 1
+        assert self.choice is not None
+        info = {"threads_decode": float(self.choice.decode), "threads_batch": float(self.choice.batch)}
+        if others is not None:
+            info["others_busy_cores"] = others
+        if swap_s:
+            info["threads_swap_s"] = round(swap_s, 3)
+        return server, info
+
+    def generation_done(self) -> None:
+        """The next load reading starts here (this generation's own CPU is not the others')."""
+        LOAD.mark()
+
+    def reload(self) -> float:
+        """Load the model afresh (its threads chosen now); every cached prompt is forgotten.
+        For benchmarks that compare prompt reading from the same empty cache. Seconds taken."""
+        with self.lock, self._load_lock:
+            self._unload()
+            choice, _ = self._wanted()
+            self.server = self._load(choice)
+            LOAD.mark()
+            return self._last_load_s
+
+    def unload(self) -> None:
+        """Free the model's memory; the next use loads it again."""
+        with self.lock, self._load_lock:
+            self._unload()
+
+    def _unload(self) -> None:
+        server, self.server, self.choice = self.server, None, None
+        del server  # the last reference: xllamacpp stops the server and frees the model
+        if self._socket_dir:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+            self._socket_dir = None
+
+    def _load(self, choice: ThreadChoice) -> Any:
         path = Path(self.model_path)
         check_gguf_file(path)
         try:
-            import xllamacpp
+            xllamacpp = import_runtime(self.short_spin)
         except ImportError as exc:  # pragma: no cover - xllamacpp is a hard dependency
             raise ModelError(
                 f"The local LLM runtime xllamacpp cannot be imported ({exc}). "
@@ -68,8 +157,9 @@ class LlamaEngine:
         params.model.path = str(path)
         params.n_ctx = self.context_window
         params.n_parallel = 1  # one slot: the whole context window for one prompt
-        params.cpuparams.n_threads = self.n_threads
-        params.cpuparams_batch.n_threads = self.n_threads
+        params.cpuparams.n_threads = choice.decode
+        params.cpuparams_batch.n_threads = choice.batch
+        params.cache_ram_mib = PROMPT_CACHE_MIB
         params.offline = True  # never fetch anything from a model hub
         params.ui = False
         params.verbosity = 0 if not logger.isEnabledFor(logging.DEBUG) else 3
@@ -77,14 +167,20 @@ class LlamaEngine:
         socket_dir = None
         if os.name == "posix":
             socket_dir = tempfile.mkdtemp(prefix="docent-llm-")  # mode 0700: private to this user
-            # Removed at exit; the Server cannot be weak-referenced, and engines live until exit.
+            # Removed at exit (or when the model is reloaded); the Server cannot be weak-referenced.
             weakref.finalize(self, shutil.rmtree, socket_dir, True)
             params.hostnames = [os.path.join(socket_dir, "llama.sock")]
         else:  # pragma: no cover - Windows: loopback, random port, random key
             params.hostnames = ["127.0.0.1"]
             params.port = 0
 
-        logger.info("Loading local LLM %s (n_ctx=%d, threads=%d)", path, self.context_window, self.n_threads)
+        logger.info(
+            "Loading local LLM %s (n_ctx=%d, threads=%d, batch threads=%d)",
+            path,
+            self.context_window,
+            choice.decode,
+            choice.batch,
+        )
         started = time.perf_counter()
         try:
             server = xllamacpp.Server(params)
@@ -96,18 +192,21 @@ class LlamaEngine:
                 "The file may be damaged (delete it to have it assembled again), or the machine "
                 "may lack memory (about 2 GB free is needed); otherwise choose another LLM provider."
             ) from exc
-        self.load_seconds = time.perf_counter() - started
-        logger.info("Local LLM loaded in %.1f s", self.load_seconds)
+        self._last_load_s = time.perf_counter() - started
+        self._socket_dir = socket_dir
+        self.choice = choice
+        logger.info("Local LLM loaded in %.1f s", self._last_load_s)
         return server
 
 
-_ENGINES: dict[tuple[str, int, int], LlamaEngine] = {}
+_ENGINES: dict[tuple[str, int, int, bool], LlamaEngine] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
-def shared_engine(model_path: str, context_window: int, n_threads: int) -> LlamaEngine:
-    """The shared engine for this model file and load-time settings (sampling is per request)."""
-    key = (str(Path(model_path).expanduser().resolve()), context_window, n_threads)
+def shared_engine(model_path: str, context_window: int, n_threads: int, short_spin: bool = True) -> LlamaEngine:
+    """The shared engine for this model file and load-time settings (sampling is per request);
+    ``n_threads`` 0 or less: threads chosen per generation."""
+    key = (str(Path(model_path).expanduser().resolve()), context_window, max(0, n_threads), short_spin)
     with _ENGINES_LOCK:
         engine = _ENGINES.get(key)
         if engine is None:
@@ -130,4 +229,23 @@ def check_gguf_file(path: Path) -> None:
 
 
 def resolve_threads(n_threads: int) -> int:
-    return n_threads if n_threads > 0 else max(1, os.cpu_count() or 1)
+    """Threads for a server started once (``serve-model``): a number fixes them, 0 or less is
+    every core this process may use (a team's server has its machine to itself)."""
+    return n_threads if n_threads > 0 else usable_cores()
+
+
+def import_runtime(short_spin: bool) -> Any:
+    """``xllamacpp``, its OpenMP runtime told to spin briefly (``SHORT_SPIN``) when this import
+    is the one that loads it and the user set no wait policy; the environment is left as found."""
+    import sys
+
+    if not short_spin or "xllamacpp" in sys.modules or any(v in os.environ for v in SPIN_VARIABLES):
+        import xllamacpp
+
+        return xllamacpp
+    os.environ["GOMP_SPINCOUNT"] = SHORT_SPIN
+    try:
+        import xllamacpp
+    finally:
+        os.environ.pop("GOMP_SPINCOUNT", None)
+    return xllamacpp

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -46,7 +45,8 @@ def build_local(settings: DocentSettings, progress: ProgressFn | None = None) ->
         context_window=settings.llm_context_window,
         max_new_tokens=settings.llm_max_new_tokens,
         temperature=settings.llm_temperature,
-        n_threads=settings.llm_threads or (os.cpu_count() or 2),
+        n_threads=settings.llm_threads,  # 0: chosen per answer for the free cores
+        short_spin=settings.llm_short_spin,
     )
 
 

@@ -40,7 +40,7 @@ from llama_index.core.llms.llm import default_completion_to_prompt
 
 from rag_core.errors import ProviderError
 from rag_core.providers.chatml import STOP_STRINGS, completion_to_chatml, messages_to_chatml
-from rag_core.providers.llama_engine import LlamaEngine, resolve_threads, shared_engine
+from rag_core.providers.llama_engine import LlamaEngine, shared_engine
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +76,15 @@ class LlamaCppLLM(CustomLLM):
     context_window: int = Field(default=4096, gt=0, description="Context window (n_ctx), in tokens.")
     max_new_tokens: int = Field(default=512, gt=0, description="Longest answer, in tokens.")
     temperature: float = Field(default=0.1, ge=0.0, description="Sampling temperature.")
-    n_threads: int = Field(default=2, description="CPU threads; 0 or less means all cores.")
+    n_threads: int = Field(
+        default=0,
+        description="CPU threads; 0 or less: chosen before each answer for the cores other programs leave free.",
+    )
     seed: int = Field(default=0, description="Sampling seed, for repeatable answers.")
+    short_spin: bool = Field(
+        default=True,
+        description="Threads waiting for each other spin briefly, then sleep (read at the process's first model load).",
+    )
 
     _engine: LlamaEngine | None = PrivateAttr(default=None)
 
@@ -102,7 +109,7 @@ class LlamaCppLLM(CustomLLM):
 
     def _get_engine(self) -> LlamaEngine:
         if self._engine is None:
-            self._engine = shared_engine(self.model_path, self.context_window, resolve_threads(self.n_threads))
+            self._engine = shared_engine(self.model_path, self.context_window, self.n_threads, self.short_spin)
         return self._engine
 
     def load(self) -> float:
@@ -110,6 +117,15 @@ class LlamaCppLLM(CustomLLM):
         engine = self._get_engine()
         engine.get_server()
         return engine.load_seconds or 0.0
+
+    def reload(self) -> float:
+        """Load the model afresh: every prompt llama.cpp cached is forgotten (benchmarks time
+        prompt reading from the same empty cache). Returns the seconds loading took."""
+        return self._get_engine().reload()
+
+    def unload(self) -> None:
+        """Free the model's memory (every LLM on this model file shares it); the next use loads it."""
+        self._get_engine().unload()
 
     def _request(self, prompt: str, stream: bool, **kwargs: Any) -> dict[str, Any]:
         """The llama.cpp request; per-call ``max_tokens``/``temperature``/``seed``/``stop`` win."""
@@ -142,10 +158,15 @@ class LlamaCppLLM(CustomLLM):
 
     def _generate(self, prompt: str, **kwargs: Any) -> tuple[str, dict[str, Any]]:
         engine = self._get_engine()
-        server = engine.get_server()
         with engine.lock:
-            result = server.handle_completions(self._request(prompt, stream=False, **kwargs))
+            server, threads = engine.server_for_generation()
+            try:
+                result = server.handle_completions(self._request(prompt, stream=False, **kwargs))
+            finally:
+                engine.generation_done()
         _raise_for_error(result, self.context_window)
+        if isinstance(result, dict):
+            result["threads"] = threads
         return _choice_text(result), result
 
     def _generate_stream(self, prompt: str, **kwargs: Any) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -156,19 +177,32 @@ class LlamaCppLLM(CustomLLM):
         consumer stops early (generator closed) the callback asks llama.cpp to stop.
         """
         engine = self._get_engine()
-        server = engine.get_server()
+        engine.get_server()  # a failed load is raised here, on the caller's thread
         request = self._request(prompt, stream=True, **kwargs)
         chunks: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         cancelled = threading.Event()
 
+        figures: dict[str, Any] = {}  # the last chunk carries the timings (prompt tokens read, reused)
+
         def on_chunk(chunk: Any) -> bool:
+            if isinstance(chunk, dict) and "timings" in chunk:
+                figures["chunk"] = chunk
             chunks.put(("chunk", chunk))
             return cancelled.is_set()  # True asks llama.cpp to stop
 
         def worker() -> None:
             try:
+                result = None
                 with engine.lock:  # may queue behind another session's answer
-                    result = None if cancelled.is_set() else server.handle_completions(request, on_chunk)
+                    if not cancelled.is_set():
+                        server, threads = engine.server_for_generation()
+                        try:
+                            result = server.handle_completions(request, on_chunk)
+                        finally:
+                            engine.generation_done()
+                        result = result if isinstance(result, dict) else figures.get("chunk")
+                        if isinstance(result, dict):
+                            result = {**result, "threads": threads}  # the threads this answer ran with
                 chunks.put(("done", result))
             except BaseException as exc:
                 chunks.put(("error", exc))
@@ -183,7 +217,7 @@ class LlamaCppLLM(CustomLLM):
                 if isinstance(payload, dict):
                     _raise_for_error(payload, self.context_window)
                 if kind == "done":
-                    if isinstance(payload, dict):  # the final figures: prompt tokens read and reused
+                    if isinstance(payload, dict):  # the final figures: prompt tokens read and reused, threads
                         yield "", payload
                     return
                 delta = _choice_text(payload)
@@ -235,11 +269,13 @@ def build_local_llm(
     context_window: int = 4096,
     max_new_tokens: int = 512,
     temperature: float = 0.1,
-    n_threads: int = 2,
+    n_threads: int = 0,
+    short_spin: bool = True,
 ) -> LlamaCppLLM:
     """Build the default local LLM for a verified GGUF (see ``rag_core.model_store``).
 
-    The model itself loads on first use; call ``.load()`` to do it up front.
+    The model itself loads on first use; call ``.load()`` to do it up front. ``n_threads``
+    0: chosen before each answer for the free cores (``threads``).
     """
     return LlamaCppLLM(
         model_path=str(model_path),
@@ -247,4 +283,5 @@ def build_local_llm(
         max_new_tokens=max_new_tokens,
         temperature=temperature,
         n_threads=n_threads,
+        short_spin=short_spin,
     )

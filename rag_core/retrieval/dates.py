@@ -30,6 +30,15 @@ def dates_in(text: str) -> set[date]:
     return out
 
 
+def all_nodes(bm: Any) -> Any:
+    """Position → node for every chunk of a page (the keyword index reads nodes lazily: its
+    ``nodes`` iterate only those read so far)."""
+    index = getattr(bm.nodes, "index", None)
+    if index is None:
+        return bm.nodes
+    return index.nodes([i for key in index.page_keys() for i in index.page_chunks(*key)])
+
+
 def asks_latest(question: str) -> bool:
     return bool(_LATEST.search(question))
 
@@ -38,7 +47,7 @@ def document_dates(bm: Any, doc_of: Any) -> dict[str, date]:
     """Per document, the latest date written on its first page (a filing's cover: the period
     it covers and the date of its share count; a release's date line)."""
     dates: dict[str, date] = {}
-    for node in bm.nodes:
+    for node in all_nodes(bm).values():
         meta = node.metadata or {}
         if meta.get("page") not in (1, None):
             continue

@@ -1,4 +1,4 @@
-"""Hybrid retrieval: vector search over Chroma fused with BM25 keyword search.
+"""Hybrid retrieval: vector search over Chroma fused with BM25 keyword search (in the database).
 
 The retriever composes the steps of one search: the ranked lists of the question and of
 its extra queries (phrasings, its conversation), their fusion (``fusion``: reciprocal rank,
@@ -19,7 +19,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters, VectorStoreQuery
 
 from rag_core.index import VectorIndex
-from rag_core.retrieval.dates import latest_documents
+from rag_core.retrieval.dates import asks_latest, latest_documents
 from rag_core.retrieval.fusion import Fused, RankedList, by_document, fuse
 from rag_core.retrieval.keywords import KeywordCache, doc_of
 from rag_core.retrieval.pages import statement_list
@@ -128,16 +128,19 @@ class HybridRetriever(BaseRetriever):
                 NodeWithScore(node=bm.nodes[i], score=score) for key, score in pages for i in bm.page_nodes[key]
             ]
             lists = [*lists, ("page_score", s.page_weight, page_list)]
-        doc_scores = bm.doc_scores(query, s.name_weight)
-        doc_scores = latest_documents(query, bm, doc_of, doc_scores, s.latest_weight)
-        if s.statement_weight > 0:
-            statements = statement_list(query, bm, doc_of, doc_scores)
+        doc_scores = None  # the statement pages and "the latest report" weigh every document
+        if s.statement_weight > 0 or (s.latest_weight > 0 and asks_latest(query)):
+            doc_scores = latest_documents(query, bm, doc_of, bm.doc_scores(query, s.name_weight), s.latest_weight)
+            statements = statement_list(query, bm, doc_of, doc_scores) if s.statement_weight > 0 else []
             if statements:
                 lists = [*lists, ("statement_score", s.statement_weight, statements)]
         fused = fuse(lists)
         weight = s.document_weight
         if weight <= 0 or not fused.ranked:
             return fused
+        if doc_scores is None:  # only the candidates' documents (an index of many documents)
+            candidates = {doc_of(hit.node) for hit in fused.by_id.values()}
+            doc_scores = bm.doc_scores(query, s.name_weight, docs=candidates)
         docs = by_document(fused, doc_scores, doc_of, bm.doc_chunks)
         return fuse([*lists, ("document_score", weight, docs)])
 

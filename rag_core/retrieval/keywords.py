@@ -1,76 +1,85 @@
-"""Keyword search: a small Okapi BM25 over the chunks stored in Chroma.
+"""Keyword search: Okapi BM25 over the keyword index in the database (``KeywordIndex``).
 
-The BM25 index is built from the chunks Chroma holds and rebuilt only when the index
-changes (``KeywordCache``, keyed by the index version and the document filter). Besides
-chunk search it knows, per document, every term of its chunks and of its file name: the
-document list of the fusion (``doc_scores``) and the relevance signals use that.
+A ``BM25`` is a view of the index for one set of documents (all, or a session's or a
+route's): nothing of the corpus is copied into the process. A search asks the database for
+the statistics of the question's few terms and scores only the chunks that can reach the
+top k (MaxScore: terms taken rarest first; once the k-th best score so far is above what
+every chunk holding none of the terms taken so far could still score, the rest is not
+looked at). The score is the same Okapi BM25 as before the index moved to the database
+(k1 = 1.2, b = 0.75, idf = ln(1 + (N − df + 0.5) / (df + 0.5)), statistics over the
+searched set), so the rankings are the same.
+
+At most ``CANDIDATES`` chunks are scored per search: below that many chunks (every
+evaluation corpus) every search is exact; above it, a question of words found in most of a
+very large corpus ranks the chunks that hold its rarer words (and the newest of the
+others) instead of all of them.
+
+Besides chunk search the view knows, per document, every term of its chunks and of its
+file name: the document list of the fusion (``doc_scores``) and the relevance signals use
+that; and BM25 over whole pages (``search_pages``).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import threading
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict
 from typing import Any
 
-import numpy as np
-from llama_index.core.schema import TextNode
-
 from rag_core.index import VectorIndex
+from rag_core.retrieval.keyword_maps import DocTerms, Nodes, NodesById, PageKeys, PageNodes
+from rag_core.storage.keyword_index import KeywordIndex, Row, doc_of, stem_of
 from rag_core.text import period_aliases, query_terms, tokenize
+
+__all__ = ["BM25", "CANDIDATES", "KeywordCache", "doc_of", "search_text"]
+
+CANDIDATES = 5000  # chunks scored per search at most (see above)
 
 
 def search_text(node: Any) -> str:
-    """What keyword search reads of a chunk: its own text. The title and table header its page
-    gives it (``context``, see ``transforms.chunk_context``) are for the answering model only:
-    searched too, they made the chunks of a statement page alike and cost the right page on
-    precise questions (docs/evaluation.md)."""
+    """What keyword search reads of a chunk: its own text (``ChunkRecord.tokens`` says why)."""
     return node.get_content()
 
 
-def doc_of(node: Any) -> str:
-    """The document a chunk belongs to (its name)."""
-    meta = node.metadata or {}
-    return str(meta.get("doc_key") or meta.get("file_name") or "")
-
-
 class BM25:
-    """Okapi BM25 over a fixed list of nodes, its postings held as numpy arrays: a search adds
-    one precomputed weight array per query term, so it stays fast at 100,000 chunks."""
+    """Okapi BM25 over the chunks of ``names`` (None: every document) in ``index``."""
 
-    def __init__(self, nodes: list[TextNode], k1: float = 1.2, b: float = 0.75) -> None:
-        self.nodes = nodes
+    def __init__(self, index: KeywordIndex, names: list[str] | None = None, k1: float = 1.2, b: float = 0.75) -> None:
+        self.index = index
+        self.names = sorted(set(names)) if names else None
         self.k1, self.b = k1, b
-        counts = [Counter(tokenize(search_text(node))) for node in nodes]
-        self._chunks = _Postings(counts, k1, b)
-        self.by_id: dict[str, TextNode] = {node.node_id: node for node in nodes}
-        # Per document: every term of its chunks and of its file name ("2023 Q1 NVDA.pdf").
-        self.doc_terms: dict[str, set[str]] = defaultdict(set)
-        for node, c in zip(nodes, counts, strict=True):
-            key = doc_of(node)
-            if key not in self.doc_terms:
-                self.doc_terms[key].update(tokenize(str(node.metadata.get("file_name") or key)))
-            self.doc_terms[key].update(c)
-        self.doc_df: Counter[str] = Counter(t for terms in self.doc_terms.values() for t in terms)
-        self.doc_chunks: Counter[str] = Counter(doc_of(node) for node in nodes)
-        # The terms of each document's file name ("2023 Q1 NVDA.pdf" → 2023, q1, nvda): they name it.
-        self.name_terms = {doc: set(tokenize(_stem_of(str(doc)))) for doc in self.doc_terms}
-        self.name_df: Counter[str] = Counter(t for terms in self.name_terms.values() for t in terms)
-        # Pages (of PDFs): the chunks of each, and BM25 over whole pages.
-        self.page_nodes: dict[tuple[str, int], list[int]] = defaultdict(list)
-        for i, node in enumerate(nodes):
-            page = (node.metadata or {}).get("page")
-            if isinstance(page, int):
-                self.page_nodes[(doc_of(node), page)].append(i)
-        self.page_keys = list(self.page_nodes)
-        self._pages = _Postings(
-            [sum((counts[i] for i in self.page_nodes[key]), Counter()) for key in self.page_keys], k1, b
-        )
+        self.scope = index.scope(self.names)
+        self.doc_chunks: Counter[str] = Counter(index.docs(self.names))  # documents, not chunks: small
+        self.doc_terms = DocTerms(index, self.doc_chunks)
+        self.nodes = Nodes(index)
+        self.by_id = NodesById(index)
+        self.page_nodes = PageNodes(index)
+        self.page_keys = PageKeys(index, self.names, self.scope.pages)
+        self._stats: dict[str, tuple[int, int, int, int] | None] = {}
+        self._doc_stats: dict[str, tuple[int, int, int, int] | None] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ statistics
+    def _term_stats(self, terms: set[str], docs: bool = False) -> dict[str, tuple[int, int, int, int]]:
+        memo = self._doc_stats if docs else self._stats
+        missing = [t for t in terms if t not in memo]
+        if missing:
+            found = self.index.term_stats(missing, self.names, docs=docs)
+            with self._lock:
+                for t in missing:
+                    memo[t] = found.get(t)
+        return {t: s for t in terms if (s := memo.get(t)) is not None}
+
+    @staticmethod
+    def _idf(n: int, df: int) -> float:
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
     def idf(self, term: str) -> float:
         """Inverse document frequency; a term found nowhere gets the highest value."""
-        return self._chunks.idf(term)
+        stats = self._term_stats({term}).get(term)
+        return self._idf(self.scope.chunks, stats[0] if stats else 0)
 
     def coverage(self, query: str, text: str) -> float:
         """Share of the query's terms, weighted by idf, that ``text`` contains."""
@@ -78,30 +87,46 @@ class BM25:
         if not terms:
             return 0.0
         have = set(tokenize(text))
+        self._term_stats(terms)
         weights = {t: self.idf(t) for t in terms}
         total = sum(weights.values()) or 1.0
         return sum(w for t, w in weights.items() if t in have) / total
 
-    def doc_scores(self, query: str, name_weight: float = 0.0) -> dict[str, float]:
+    # ------------------------------------------------------------------ documents
+    def doc_scores(self, query: str, name_weight: float = 0.0, *, docs: Any = None) -> dict[str, float]:
         """Per document, the idf-weighted share (idf over documents) of the query's terms
         found anywhere in it or in its file name: which documents the question is about. With
         ``name_weight``, plus that weight times the share of the query's terms that are in
         file names found in this one's ("the Q3 2022 10-Q" picks "2022 Q3 AAPL.pdf" out of
-        four Apple filings that all mention both words)."""
+        four Apple filings that all mention both words). ``docs``: score only these (the
+        candidates' documents) instead of every document searched."""
         terms = query_terms(query) | period_aliases(query)
-        n = len(self.doc_terms)
+        n = len(self.doc_chunks)
         if not terms or not n:
             return {}
-        weights = {t: math.log(1 + (n - self.doc_df[t] + 0.5) / (self.doc_df[t] + 0.5)) for t in terms}
+        stats = self._term_stats(terms, docs=True)
+        ddf = {t: stats[t][2] if t in stats else 0 for t in terms}
+        weights = {t: self._idf(n, ddf[t]) for t in sorted(terms)}
         total = sum(weights.values()) or 1.0
-        scores = {doc: sum(w for t, w in weights.items() if t in have) / total for doc, have in self.doc_terms.items()}
-        named = {
-            t: math.log(1 + (n - self.name_df[t] + 0.5) / (self.name_df[t] + 0.5)) for t in terms if self.name_df[t]
+        ndf = {t: stats[t][3] for t in sorted(terms) if t in stats and stats[t][3]}
+        named = {t: self._idf(n, df) for t, df in ndf.items()}
+        wanted = self.names if docs is None else sorted(d for d in set(docs) if d in self.doc_chunks)
+        have: dict[str, set[str]] = {}
+        in_name: dict[str, set[str]] = {}
+        for doc, term, text, name in self.index.doc_hits(terms, wanted):
+            if doc in self.doc_chunks:
+                if text:
+                    have.setdefault(doc, set()).add(term)
+                if name:
+                    in_name.setdefault(doc, set()).add(term)
+        scores = {
+            doc: sum(w for t, w in weights.items() if t in have.get(doc, ())) / total
+            for doc in (self.doc_chunks if wanted is None else wanted)
         }
         if name_weight > 0 and named:
             total_named = sum(named.values())
-            for doc, have in self.name_terms.items():
-                scores[doc] += name_weight * sum(w for t, w in named.items() if t in have) / total_named
+            for doc in scores:
+                scores[doc] += name_weight * sum(w for t, w in named.items() if t in in_name.get(doc, ())) / total_named
         return scores
 
     def names_in(self, query: str) -> list[tuple[str, list[str]]]:
@@ -117,66 +142,71 @@ class BM25:
                 out.append((match.group(0).removesuffix("'s").removesuffix("’s"), terms))
         return out
 
+    def docs_mentioning(self, terms: list[str]) -> set[str]:
+        """The documents searched that hold one of ``terms``, in their text or file name."""
+        return {doc for doc, *_ in self.index.doc_hits(terms, self.names) if doc in self.doc_chunks}
+
     def mentions(self, docs: set[str], terms: list[str]) -> bool:
         """Whether any of ``docs`` (document keys) holds one of ``terms``, in its text or file name."""
-        return any(t in self.doc_terms.get(d, ()) or t in self.name_terms.get(d, ()) for d in docs for t in terms)
+        wanted = sorted(d for d in docs if d in self.doc_chunks)
+        return bool(wanted) and bool(self.index.doc_hits(terms, wanted))
+
+    @property
+    def name_terms(self) -> dict[str, set[str]]:
+        """Per document, the words of its name ("2023 Q1 NVDA.pdf" → 2023, q1, nvda)."""
+        return {doc: set(tokenize(stem_of(doc))) for doc in self.doc_chunks}
+
+    # ------------------------------------------------------------------ search
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        """The ``k`` best (position, score) pairs, ties by position."""
+        hits = self._top(tokenize(query), k, pages=False)
+        self.nodes.prefetch([i for i, _ in hits])
+        return hits
 
     def search_pages(self, query: str, k: int) -> list[tuple[tuple[str, int], float]]:
         """The ``k`` best pages ((document, page), score) by BM25 over whole pages."""
-        return [(self.page_keys[i], score) for i, score in self._pages.search(tokenize(query), k)]
+        rows: dict[int, Row] = {}
+        hits = self._top(tokenize(query), k, pages=True, seen=rows)
+        keys = [((rows[i].doc, int(rows[i].page or 0)), score) for i, score in hits]
+        self.page_nodes.prefetch([key for key, _ in keys], self.nodes)
+        return keys
 
-    def search(self, query: str, k: int) -> list[tuple[int, float]]:
-        """The ``k`` best (node position, score) pairs, ties by position."""
-        return self._chunks.search(tokenize(query), k)
-
-
-class _Postings:
-    """BM25 over a list of term counts, postings as numpy arrays: a search adds one weight
-    array per query term, so it stays fast at 100,000 chunks."""
-
-    def __init__(self, counts: list[Counter[str]], k1: float, b: float) -> None:
-        self.n = len(counts)
-        lengths = np.array([sum(c.values()) for c in counts], dtype=np.float64)
-        avg = float(lengths.mean()) if self.n else 0.0
-        collected: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
-        for i, c in enumerate(counts):
-            for term, count in c.items():
-                docs, tfs = collected[term]
-                docs.append(i)
-                tfs.append(count)
-        norm = k1 * (1 - b + b * lengths / (avg or 1))
-        # term -> (positions, BM25 weight of the term at each): idf * tf (k1 + 1) / (tf + norm)
-        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        for term, (docs, tfs) in collected.items():
-            idx = np.array(docs, dtype=np.int32)
-            tf = np.array(tfs, dtype=np.float64)
-            self.postings[term] = (idx, self.idf(term, len(docs)) * tf * (k1 + 1) / (tf + norm[idx]))
-
-    def idf(self, term: str, df: int | None = None) -> float:
-        if df is None:
-            found = self.postings.get(term)
-            df = len(found[0]) if found is not None else 0
-        return math.log(1 + (self.n - df + 0.5) / (df + 0.5))
-
-    def search(self, tokens: list[str], k: int) -> list[tuple[int, float]]:
-        """The ``k`` best (position, score) pairs, ties by position."""
-        scores = np.zeros(self.n, dtype=np.float64)
-        hit = False
-        for term in sorted(set(tokens)):
-            found = self.postings.get(term)
-            if found is not None:
-                scores[found[0]] += found[1]
-                hit = True
-        if not hit:
+    def _top(
+        self, tokens: list[str], k: int, *, pages: bool, seen: dict[int, Row] | None = None
+    ) -> list[tuple[int, float]]:
+        n, total = (self.scope.pages, self.scope.page_length) if pages else (self.scope.chunks, self.scope.length)
+        stats = self._term_stats(set(tokens))
+        df = {t: s[1 if pages else 0] for t, s in stats.items() if s[1 if pages else 0]}
+        if not df or not n or k <= 0:
             return []
-        candidates = np.flatnonzero(scores > 0)
-        if len(candidates) > k:
-            top = np.argpartition(-scores[candidates], k - 1)[:k]
-            # keep every candidate tied with the k-th score, so ties resolve by position
-            kth = scores[candidates[top]].min()
-            candidates = candidates[scores[candidates] >= kth]
-        order = np.lexsort((candidates, -scores[candidates]))[:k]
-        return [(int(candidates[i]), float(scores[candidates[i]])) for i in order]
+        terms = sorted(df)
+        idf = {t: self._idf(n, df[t]) for t in terms}
+        norm_k = self.k1 * (1 - self.b)
+        norm_l = self.k1 * self.b / (total / n or 1.0)
+        k1 = self.k1
+
+        def score(row: Row) -> float:
+            counts = Counter(row.tokens.split())
+            norm = norm_k + norm_l * row.length
+            return sum(idf[t] * tf * (k1 + 1) / (tf + norm) for t in terms if (tf := counts.get(t, 0)))
+
+        scored: dict[int, float] = {}
+        order = sorted(terms, key=lambda t: (-idf[t], t))  # rarest first
+        rest = [sum(idf[t] * (k1 + 1) for t in order[j:]) for j in range(len(order))]
+        for j, term in enumerate(order):
+            if len(scored) >= k and heapq.nlargest(k, scored.values())[-1] >= rest[j]:
+                break  # a chunk not scored yet holds only terms worth less, in all, than the k-th score
+            room = CANDIDATES - len(scored)
+            if room <= 0:
+                break
+            for row in self.index.rows_with(term, self.names, pages=pages, limit=room + len(scored)):
+                if row.id not in scored and room > 0:
+                    scored[row.id] = score(row)
+                    room -= 1
+                    if seen is not None:
+                        seen[row.id] = row
+        best = heapq.nsmallest(k, scored.items(), key=lambda item: (-item[1], item[0]))
+        return [(i, s) for i, s in best if s > 0]
 
 
 # A capitalised word (or run of them) of letters: "Tesla", "Tesla's", "Johnson Controls".
@@ -190,25 +220,26 @@ _NOT_NAMES = frozenset(
 )
 
 
-def _stem_of(name: str) -> str:
-    """A file name without its extension ("2023 Q1 NVDA.pdf" → "2023 Q1 NVDA")."""
-    return name.rsplit(".", 1)[0] if "." in name[-6:] else name
-
-
 class KeywordCache:
-    """BM25 indexes keyed by the index version and the document filter."""
+    """BM25 views keyed by the index version and the document filter: a view keeps only what
+    it read for earlier searches of the same version (statistics, a few nodes)."""
+
+    KEEP = 8
 
     def __init__(self, index: VectorIndex) -> None:
         self.index = index
         self._lock = threading.Lock()
-        self._cache: dict[Any, BM25] = {}
+        self._cache: OrderedDict[Any, BM25] = OrderedDict()
 
     def get(self, names: list[str] | None) -> BM25:
         key = (self.index.version, tuple(sorted(names)) if names else None)
         with self._lock:
             bm = self._cache.get(key)
             if bm is None:
-                self._cache = {k: v for k, v in self._cache.items() if k[0] == key[0]}
-                bm = BM25(self.index.all_nodes(names))
+                self._cache = OrderedDict((k, v) for k, v in self._cache.items() if k[0] == key[0])
+                bm = BM25(self.index.keywords, names)
                 self._cache[key] = bm
+                while len(self._cache) > self.KEEP:
+                    self._cache.popitem(last=False)
+            self._cache.move_to_end(key)
             return bm

@@ -23,7 +23,7 @@ from typing import Any
 
 from llama_index.core.schema import NodeWithScore
 
-from rag_core.retrieval.dates import ABOUT_SHARE, dates_in
+from rag_core.retrieval.dates import ABOUT_SHARE, all_nodes, dates_in
 from rag_core.text import STOP_WORDS, is_title
 
 # A table row is a label, then only figures to the end of the line ("Total net sales 117,154
@@ -149,12 +149,12 @@ class PageLabels:
     statements: frozenset[tuple[str, int]] = frozenset()  # pages titled as a financial statement
 
     @classmethod
-    def build(cls, nodes: Sequence[Any], doc_of: Any) -> PageLabels:
+    def build(cls, nodes: Mapping[int, Any] | Sequence[Any], doc_of: Any) -> PageLabels:
         chunks: dict[tuple[str, int], list[tuple[int, list[frozenset[str]]]]] = defaultdict(list)
         covers: dict[str, set[str]] = defaultdict(set)
         cover_dates: dict[str, set[date]] = defaultdict(set)
         statements = set()
-        for i, node in enumerate(nodes):
+        for i, node in nodes.items() if isinstance(nodes, Mapping) else enumerate(nodes):
             page = (node.metadata or {}).get("page")
             if not isinstance(page, int):
                 continue
@@ -245,7 +245,7 @@ def page_labels(bm: Any, doc_of: Any) -> PageLabels:
     """The labels of the pages of a keyword index's nodes, built once per index object."""
     labels = _CACHE.get(bm)
     if labels is None:
-        labels = PageLabels.build(bm.nodes, doc_of)
+        labels = PageLabels.build(all_nodes(bm), doc_of)
         _CACHE[bm] = labels
     return labels
 

@@ -37,7 +37,7 @@ def route_by_name(
         return {}, None
     found = {doc_of(h.node) for h in hits}
     every = set(bm.doc_terms)
-    homes = {name: {d for d in every if bm.mentions({d}, terms)} for name, terms in names}
+    homes = {name: bm.docs_mentioning(terms) for name, terms in names}
     nowhere = [name for name, docs in homes.items() if not docs]
     if len(nowhere) == len(names):
         return {"gated": True, "missing_names": nowhere}, Retrieval()

@@ -5,6 +5,7 @@ two chunks is dropped when they are joined."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 from llama_index.core.schema import NodeRelationship, NodeWithScore, TextNode
@@ -13,7 +14,7 @@ from llama_index.core.schema import NodeRelationship, NodeWithScore, TextNode
 def widen(
     ranked: list[tuple[str, float]],
     by_id: dict[str, NodeWithScore],
-    chunks: dict[str, TextNode],
+    chunks: Mapping[str, TextNode],
     window: int,
     top_k: int,
 ) -> list[NodeWithScore]:
@@ -35,7 +36,7 @@ def widen(
     return out
 
 
-def neighbours(node: Any, by_id: dict[str, TextNode], window: int) -> list[TextNode]:
+def neighbours(node: Any, by_id: Mapping[str, TextNode], window: int) -> list[TextNode]:
     """``node`` with up to ``window`` chunks before and after it from the same page/section,
     in reading order (the splitter links a page's chunks as previous/next)."""
     before: list[TextNode] = []

@@ -105,7 +105,23 @@ class DocentSettings(BaseSettings):
     )
     llm_max_new_tokens: int = Field(default=384, ge=16, le=32_768, description="Longest answer, in tokens.")
     llm_temperature: float = Field(default=0.1, ge=0.0, le=2.0, description="Sampling temperature.")
-    llm_threads: int = Field(default=0, ge=0, le=1024, description="CPU threads for the local model (0: all cores).")
+    llm_threads: int = Field(
+        default=0,
+        ge=0,
+        le=1024,
+        description="CPU threads for the local model (0: chosen before each answer for the cores other programs "
+        "leave free; a number fixes them).",
+    )
+    llm_short_spin: bool = Field(
+        default=True,
+        description="The local model's threads, waiting for each other, spin briefly and then sleep instead of "
+        "spinning for milliseconds (libgomp's GOMP_SPINCOUNT; read when the model first loads in a process).",
+    )
+    answer_pauses_indexing: bool = Field(
+        default=True,
+        description="While an answer is written, indexing in this app waits before its next embedding batch, "
+        "so that the answer gets the cores.",
+    )
     llm_timeout: float = Field(
         default=120.0, gt=0, le=3600, description="Seconds to wait for a cloud LLM before giving up."
     )
@@ -198,6 +214,12 @@ class DocentSettings(BaseSettings):
         description="Tokens of source text the answering model reads: the lines of the retrieved passages that "
         "bear on the question, best first, a table's header lines kept with its rows (0: the whole passages). "
         "Fewer tokens, a sooner first word (docs/performance.md).",
+    )
+    check_figures: bool = Field(
+        default=True,
+        description="Check each figure of an answer against its sources: one they do not hold is marked where it "
+        "stands, a computed one shown as computed; the cell a question asks for, found by the table's "
+        "structure, is read by the model first (docs/evaluation.md, 'Figures checked').",
     )
     max_question_tokens: int = Field(
         default=1000,

@@ -1,0 +1,128 @@
+"""One turn's figures: the cells its question asks for, found by structure in the retrieved
+pages and read by the model first, and its answer checked against the sources it was given
+(``rag_core.figures``).
+
+The check reads what the model read: each source numbered as the answer cites it, with the
+page's title and table header lines in front (the chunk's ``context``), and the company its
+document is about (named on the document's first page). The cells are looked for on the
+whole pages the sources come from (a page again from its chunks, ``figures.page_text``):
+a chunk cut from the middle of a statement lacks the rows and columns around its figure.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from llama_index.core.schema import BaseNode, NodeWithScore
+
+from rag_core.chat.engine import unfence
+from rag_core.chat.evidence import Evidence
+from rag_core.figures import CellMatch, Page, Passage, Verified, document_entity, find_cells, page_text, verify_answer
+from rag_core.figures.check import CheckReport
+from rag_core.figures.verify import sure_cells
+from rag_core.retrieval.keywords import BM25
+
+logger = logging.getLogger(__name__)
+STRUCTURE_NOTE = "found by the table's structure"
+ChunksOf = Callable[[tuple[str, int]], list[BaseNode]]  # (document, page) -> that page's chunks
+
+
+def _file(meta: dict[str, Any]) -> str:
+    return str(meta.get("file_name") or meta.get("doc_key") or "")
+
+
+def _doc(meta: dict[str, Any]) -> str:
+    return str(meta.get("doc_key") or meta.get("file_name") or "")
+
+
+class TurnFigures:
+    """The figure check of one turn: ``first`` puts the cells before the evidence, ``check``
+    marks the answer. ``chunks_of`` gives a page's chunks (``chunks_in``: the keyword index's
+    pages); without it only the sources' own text is read."""
+
+    def __init__(
+        self,
+        question: str,
+        nodes: Sequence[NodeWithScore],
+        chunks_of: ChunksOf | None = None,
+    ) -> None:
+        t = time.perf_counter()
+        self.question = question
+        self._chunks_of: ChunksOf = chunks_of or (lambda key: [])
+        self._entities: dict[str, str] = {}
+        self.passages: list[Passage] = []
+        self.page_of: dict[tuple[str, int], Page] = {}
+        for i, hit in enumerate(nodes):
+            meta = hit.node.metadata or {}
+            text = hit.node.get_content()
+            if meta.get("context"):
+                text = "\n".join(str(meta["context"]).split(" | ")) + "\n" + text
+            page = meta.get("page") if isinstance(meta.get("page"), int) else None
+            entity = self._entity(_doc(meta))
+            self.passages.append(Passage(i + 1, text, _file(meta), page, entity))
+            key = (_doc(meta), page) if page is not None else None
+            if key is not None and key not in self.page_of:
+                chunks = self._chunks_of(key) or [hit.node]
+                whole = page_text([(getattr(c, "start_char_idx", None), c.get_content()) for c in chunks])
+                self.page_of[key] = Page(whole, _file(meta), page, entity)
+        self.cells: list[CellMatch | None] = []
+        try:
+            self.cells = find_cells(question, list(self.page_of.values())) if self.page_of else []
+        except Exception:  # a page the table reader trips on: the answer goes on without its cells
+            logger.exception("finding the asked cells failed")
+        self.seconds = time.perf_counter() - t
+
+    def _entity(self, doc: str) -> str:
+        """The company a document is about, from its first page ("" when it has none indexed)."""
+        if doc not in self._entities:
+            first = self._chunks_of((doc, 1))
+            text = page_text([(getattr(c, "start_char_idx", None), c.get_content()) for c in first]) if first else ""
+            self._entities[doc] = document_entity(text) if text else ""
+        return self._entities[doc]
+
+    def first(self, evidence: list[Evidence]) -> list[Evidence]:
+        """``evidence`` with each sure cell in front of it, numbered as the first source from
+        its page (so the answer cites it as that page), its words unfenced like the rest."""
+        out: list[Evidence] = []
+        for cell in sure_cells(self.cells):
+            number = next(
+                (p.number for p in self.passages if p.file == cell.page.file and p.page == cell.page.page), None
+            )
+            if number is None:
+                continue
+            line = f"{unfence(cell.describe())} ({STRUCTURE_NOTE})"
+            out.append(Evidence(number, unfence(cell.page.file), cell.page.page, None, [line]))
+        return out + evidence
+
+    def check(self, answer: str) -> Verified:
+        """``answer`` checked: its figures against the sources and the cells (the cells' pages
+        count among the sources, as the source of their page's number)."""
+        t = time.perf_counter()
+        passages = list(self.passages)
+        for cell in sure_cells(self.cells):
+            number = next((p.number for p in passages if p.file == cell.page.file and p.page == cell.page.page), None)
+            if number is not None:
+                passages.append(Passage(number, cell.page.text, cell.page.file, cell.page.page, cell.page.entity))
+        try:
+            verified = verify_answer(answer, self.question, passages, self.cells)
+        except Exception:  # the answer is kept as written, unchecked, rather than lost
+            logger.exception("checking the answer's figures failed")
+            verified = Verified(answer, CheckReport(), "")
+        self.seconds += time.perf_counter() - t
+        return verified
+
+    def fields(self, verified: Verified) -> dict[str, Any]:
+        """What the turn reports and stores: the counts, and the check's time in seconds."""
+        return {
+            "figures_checked": verified.figures_checked,
+            "figures_unsupported": verified.figures_unsupported,
+            "figures_s": round(self.seconds, 3),
+        }
+
+
+def chunks_in(bm25: BM25) -> ChunksOf:
+    """A page's chunks as the keyword index holds them (``BM25.page_nodes``)."""
+    return lambda key: [bm25.nodes[i] for i in bm25.page_nodes.get(key, ())]

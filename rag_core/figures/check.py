@@ -1,0 +1,247 @@
+"""Every figure of an answer checked against the passages it cites.
+
+A figure is supported only where a cited passage holds its value (as written, or after the
+table's unit and the written rounding: "$82.96 billion" is 82,959 in a table "in millions")
+in a row or sentence whose line item, period and entity agree with what the figure's clause
+claims (``claims``), when the clause names them. The dangerous wrong answers hold a figure
+that IS on the cited page but is something else — the neighbouring row, the six months for
+the quarter, the other company's period — so such a figure is reported with what the source
+says it is ("6,728 is Compute & Networking (Operating income by Reportable Segments), three
+months ended July 30, 2023 in [2]"). A figure the model computed (a difference, a sum, a
+ratio, a percent change) is recomputed from figures of related cells (one row, one column of
+one table, one sentence) or from the answer's own supported figures, never from any pair.
+
+Statuses: ``found`` (as written), ``normalised`` (after unit and rounding), ``computed``,
+``mismatch`` (the value is there but is another item, period or entity), ``unsupported``;
+``table`` (``verify``: a cell found by structure for the asked item and period says otherwise).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+from rag_core.figures.claims import Claim, read_claims
+from rag_core.figures.compute import Operand, recompute
+from rag_core.figures.labels import agreement, concepts
+from rag_core.figures.numbers import Number
+from rag_core.figures.periods import agree, report_in_name
+from rag_core.figures.sources import Occurrence, Passage, entity_keys, read_passages
+
+SUPPORTED = ("found", "normalised", "computed")
+_CITE = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+_CURRENCIES = {"$": "$", "US$": "$", "USD": "$", "€": "€", "EUR": "€", "£": "£", "GBP": "£", "¥": "¥", "RMB": "¥"}
+
+
+@dataclass
+class FigureCheck:
+    """One figure of the answer and what the sources say of it."""
+
+    text: str
+    start: int
+    end: int
+    status: str  # found | normalised | computed | mismatch | unsupported | table
+    source: str = ""  # "[1] Net income, three months ended July 30, 2023" (where it was found)
+    explanation: str = ""  # what the check concluded, in words
+    passage: int | None = None  # the [n] of the passage it was found in (or computed from)
+    computed: str = ""  # "36% = 1,100 / 3,050"
+    source_value: str = ""  # the figure as the source writes it ("6,728")
+    value: float | None = None  # in units, as the source that supports it gives it
+
+    @property
+    def supported(self) -> bool:
+        return self.status in SUPPORTED
+
+
+@dataclass
+class CheckReport:
+    figures: list[FigureCheck] = field(default_factory=list)
+
+    @property
+    def figures_checked(self) -> int:
+        return len(self.figures)
+
+    @property
+    def figures_unsupported(self) -> int:
+        return sum(not f.supported for f in self.figures)
+
+    def to_dict(self) -> dict:
+        return {
+            "figures_checked": self.figures_checked,
+            "figures_unsupported": self.figures_unsupported,
+            "figures": [asdict(f) for f in self.figures],
+        }
+
+
+def value_match(n: Number, occ: Occurrence) -> str | None:
+    """ "exact" when ``occ`` writes the figure's digits at its scale, "rounded" when it holds
+    the same value once units and the written rounding are applied, else None."""
+    src = occ.number
+    if n.percent != src.percent:
+        return None
+    currencies = {_CURRENCIES.get(c, c) for c in (n.currency, src.currency) if c}
+    if len(currencies) > 1:
+        return None
+    src_scale = src.scale if src.scaled else occ.scale
+    if n.digits == src.digits and (not n.scaled or not occ.unit_known or n.scale == src_scale):
+        return "exact"
+    if n.scaled and occ.unit_known:
+        pairs = [(n.magnitude * n.scale, n.step, src.magnitude * src_scale, occ.step)]
+    elif n.scaled:  # a bare number in prose: read at the usual scales
+        pairs = [
+            (n.magnitude * n.scale, n.step, src.magnitude * s, 10.0**-src.decimals * s) for s in (1.0, 1e3, 1e6, 1e9)
+        ]
+    else:
+        pairs = [(n.magnitude, n.step, src.magnitude, 10.0**-src.decimals)]
+        if occ.unit_known and src_scale != 1.0:
+            pairs.append((n.magnitude, n.step, src.magnitude * src_scale, occ.step))
+    for a, sa, b, sb in pairs:
+        step = max(sa, sb)
+        if a and step <= 0.05 * a and abs(a - b) <= step / 2 + 1e-9 * a:
+            return "rounded"
+    return None
+
+
+def _verdicts(claim: Claim, occ: Occurrence) -> tuple[str, bool | None, bool | None]:
+    """(item, period, entity): does ``occ`` say what the claim says it is."""
+    if occ.item is None:  # prose: only the line item named nearest before the figure
+        named = concepts(claim.terms)
+        label = "neutral" if not occ.concept or not named else ("agree" if occ.concept in named else "conflict")
+    else:
+        label = agreement(claim.terms, occ.item)
+    period = None if claim.relative else agree(claim.period, occ.period)
+    entity = None
+    keys = occ.passage.entity_words()
+    if claim.entities and keys:
+        entity = bool(claim.entities & keys)
+    filed = report_in_name(occ.passage.file)
+    if claim.report and filed and entity is not False:  # "the Q3 2022 10-Q": another filing is not it
+        entity = filed == claim.report
+    return label, period, entity
+
+
+def _cited(answer: str) -> set[int]:
+    return {int(n) for m in _CITE.finditer(answer) for n in re.split(r"\s*,\s*", m.group(1))}
+
+
+def check_answer(answer: str, question: str, passages: Sequence[Passage], cited_only: bool = False) -> CheckReport:
+    """Each figure of ``answer`` checked against ``passages`` (the sources it was given, as
+    numbered for it; ``cited_only``: only those its [n] markers cite, when it cites any)."""
+    cited = _cited(answer)
+    if cited_only and cited:
+        passages = [p for p in passages if p.number in cited]
+    evidence = read_passages(passages)
+    known = {k for p in passages for k in entity_keys(f"{p.entity} {p.file}")}
+    report = CheckReport()
+    supported: list[tuple[Claim, float]] = []
+    pending: list[tuple[Claim, FigureCheck, list[Occurrence]]] = []  # not found as stated
+    for claim in read_claims(answer, question, known):
+        n = claim.number
+        fig = FigureCheck(n.text, n.start, n.end, "unsupported", explanation="not found in the sources")
+        good: list[tuple[int, Occurrence, str]] = []
+        wrong: list[tuple[int, Occurrence]] = []
+        names_a_row = None  # whether the claim's words are the label of some row of the sources
+        for occ in evidence.found:
+            if occ.number.kind != "figure" and (n.currency or n.scaled or n.percent or n.decimals):
+                continue  # a source's year, date or ordinal can only be a bare number's ("第22代": "22")
+            how = value_match(n, occ)
+            if how is None:
+                continue
+            label, period, entity = _verdicts(claim, occ)
+            if label == "neutral" and occ.item is not None:
+                if names_a_row is None:
+                    names_a_row = _names_a_row(claim, evidence.found)
+                label = "conflict" if names_a_row else label
+            elif label == "agree" and occ.item is not None and _more_specific(claim, occ, evidence.found):
+                label = "conflict"
+            if label == "conflict" or period is False or entity is False:
+                rank = (2 if label != "conflict" else 0) + (1 if entity is not False else 0)
+                wrong.append((rank, occ))
+                continue
+            if how == "rounded" and label == "neutral" and min(n.significant, occ.number.significant) < 3:
+                continue  # "$7 billion" somewhere in a passage says too little
+            score = (how == "exact") * 4 + (label == "agree") * 2 + (period is True) + (occ.passage.number in cited)
+            good.append((score, occ, how))
+        if good:
+            _, occ, how = max(good, key=lambda g: g[0])
+            fig.status = "found" if how == "exact" else "normalised"
+            fig.passage = occ.passage.number
+            fig.source, fig.source_value = _source(occ), occ.number.clean
+            fig.explanation = occ.describe()
+            fig.value = occ.value if (occ.unit_known or not n.scaled) else n.value
+            supported.append((claim, fig.value))
+        else:
+            pending.append((claim, fig, [o for _, o in sorted(wrong, key=lambda w: -w[0])]))
+        report.figures.append(fig)
+    for claim, fig, others in pending:
+        # A value the sources hold as another item or period was copied, not computed: in a
+        # statement, some total minus some row is every other row.
+        done = None if others else recompute(claim, _operands(claim, evidence.found, supported))
+        if done is not None:
+            fig.status, fig.computed, fig.passage = "computed", done.text, done.passage
+            fig.explanation = f"computed: {done.text}"
+        elif others:
+            first = others[0]
+            fig.status, fig.passage, fig.source = "mismatch", first.passage.number, _source(first)
+            fig.source_value = first.number.clean
+            fig.explanation = f"not what the sources say it is: {first.describe()}"
+    return report
+
+
+def _names_a_row(claim: Claim, found: list[Occurrence]) -> bool:
+    """Whether the claim's words name a row the sources hold ("Services" among "Products",
+    "Services"): then a row it does not name is another item, not a neutral one."""
+    items = {occ.item for occ in found if occ.item is not None}
+    return any(item.qualifiers() and agreement(claim.terms, item) == "agree" for item in items)
+
+
+def _more_specific(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
+    """Whether the claim names a row of the sources that says more than ``occ``'s row
+    ("Total liabilities and shareholders' equity" over "Total shareholders' equity", "iPhone"
+    over "Total net sales"; a total stays what a claim naming two of its parts means)."""
+    assert occ.item is not None
+    mine = occ.item.qualifiers()
+    named = [
+        other
+        for other in {o.item for o in found if o.item is not None}
+        if mine < other.qualifiers() <= claim.terms and other.concept in (None, occ.item.concept)
+    ]
+    if not mine:  # a total: the claim may name its parts ("net sales of Products and Services")
+        return len({frozenset(o.qualifiers()) for o in named}) == 1
+    return bool(named)
+
+
+def _source(occ: Occurrence) -> str:
+    where = f"[{occ.passage.number}] {occ.label}".rstrip()
+    return f"{where}, {occ.column}" if occ.column else where
+
+
+def _operands(claim: Claim, found: list[Occurrence], supported: list[tuple[Claim, float]]) -> list[list[Operand]]:
+    """Groups of figures a computed claim may come from: the answer's own supported figures,
+    each table row, each column of a table, each sentence of a passage — the figures of a
+    group related to the claim's line item."""
+    groups: list[list[Operand]] = []
+    own = [
+        Operand(c.number.text, v, c.number.percent, None)
+        for c, v in supported
+        if c.number.end <= claim.number.start + 400
+    ]
+    groups.append(own)
+    by_key: dict[tuple, list[Operand]] = {}
+    for occ in found:
+        if occ.number.kind != "figure":
+            continue
+        label, _, entity = _verdicts(claim, occ)
+        if label == "conflict" or entity is False:
+            continue
+        if label != "agree":
+            continue  # both figures of a computation must be the items the claim names
+        operand = Operand(occ.number.clean, occ.value, occ.number.percent, occ.passage.number)
+        if occ.row is not None:
+            by_key.setdefault(("row", occ.passage.number, id(occ.row)), []).append(operand)
+            by_key.setdefault(("col", occ.passage.number, occ.row.table, occ.cell), []).append(operand)
+        else:
+            by_key.setdefault(("sentence", occ.passage.number, occ.sentence), []).append(operand)
+    groups.extend(g for g in by_key.values() if len(g) >= 2)
+    return groups

@@ -1,0 +1,151 @@
+"""The column headers of a statement table, as PDFium writes them on separate lines.
+
+    Three Months Ended Six Months Ended          Three Months Ended        Three Months Ended Nine Months Ended
+    July 30, July 31, July 30, July 31,          June 30,                  July 1,
+    2023 2022 2023 2022                          Six Months Ended          2023
+                                                 June 30,                  June 25,
+                                                 2022 2023 2022 2023       2022 ...
+
+A header is read as a sequence of tokens — period groups ("Three Months Ended", "As of"),
+dates with or without their year, bare years, change columns ("$ Change", "% Change") — and
+its columns are the years and change columns in the order written, each year given its day
+and its group. The unit line ("(In millions, except per share data)") says what the row
+figures count.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from rag_core.figures.periods import DATE, Period, parse_date
+
+_GROUP = re.compile(
+    r"\b(?P<n>three|six|nine|twelve|thirteen|twenty-six|thirty-nine|fifty-two|fifty-three|3|6|9|12|13|26|39|52|53)"
+    r"[\s-]+(?:months?|weeks?)(?:\s+periods?)?\s+ended\b|\b(?P<q>quarters?|(?:fiscal\s+)?years?|periods?)\s+ended\b"
+    r"|\b(?P<asof>as\s+of|as\s+at|balance\s+at)\b",
+    re.IGNORECASE,
+)
+_LENGTH = {"three": 3, "3": 3, "thirteen": 3, "13": 3, "six": 6, "6": 6, "twenty-six": 6, "26": 6, "nine": 9, "9": 9}
+_LENGTH |= {"thirty-nine": 9, "39": 9, "twelve": 12, "12": 12, "fifty-two": 12, "52": 12, "fifty-three": 12, "53": 12}
+_YEAR = re.compile(r"(?<![\d,.$])\b(?:19|20)\d{2}\b(?![\d,.%])")
+_CHANGE = re.compile(
+    r"(?P<kind>[$%]|percent(?:age)?|quarter[\s-]+over[\s-]+quarter|year[\s-]+over[\s-]+year)?\s*\bchange\b"
+    r"|\bincrease\s*/?\s*\(?decrease\)?|\bvariance\b",
+    re.IGNORECASE,
+)
+_DATE_ONE_LINE = DATE.pattern.replace(r",?\s*(?P<year>", r",?[ \t]*(?P<year>")  # "July 31,\n2023": two tokens
+_HEADER_TOKEN = re.compile(
+    rf"(?:{_GROUP.pattern})|(?:{_DATE_ONE_LINE})|{_YEAR.pattern}|(?:{_CHANGE.pattern})",
+    re.IGNORECASE,
+)
+UNIT = re.compile(
+    r"\bin\s+(?P<word>thousands|millions|billions)\b|(?P<cjk>单位\s*[:：]?\s*(?:人民币)?\s*(?P<cjkw>万元|千元|百万元|亿元|元))",
+    re.IGNORECASE,
+)
+UNIT_SCALE = {"thousands": 1e3, "millions": 1e6, "billions": 1e9, "千元": 1e3, "万元": 1e4, "百万元": 1e6}
+UNIT_SCALE |= {"亿元": 1e8, "元": 1.0}
+_NOISE = re.compile(r"[$%()\s,:;.\-–—/]|\bchange\b|\bunaudited\b|\bended\b|\bpts\b", re.IGNORECASE)
+_BALANCE = re.compile(r"balance\s+sheets?|financial\s+position|financial\s+condition", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table: a period, or a change between two ("$ Change", "% Change")."""
+
+    period: Period
+    change: str = ""
+
+    def describe(self) -> str:
+        if self.change:
+            return self.change
+        return self.period.describe()
+
+
+def unit_of(text: str) -> tuple[str, float]:
+    """The unit a header line names: ("millions", 1e6); ("", 1.0) when none."""
+    m = UNIT.search(text)
+    if not m:
+        return "", 1.0
+    word = (m.group("word") or m.group("cjkw") or "").lower()
+    return word, UNIT_SCALE.get(word, 1.0)
+
+
+_HEADER_PART = re.compile(
+    r"^\s*(?:\$|%|quarter[\s-]+over[\s-]+quarter|year[\s-]+over[\s-]+year|percent(?:age)?)\s*$", re.I
+)
+
+
+def is_header_line(line: str) -> bool:
+    """A line that only names columns: groups, dates, years, change columns, a unit."""
+    if _HEADER_PART.match(line):
+        return True
+    if not _HEADER_TOKEN.search(line) and not UNIT.search(line):
+        return False
+    rest = UNIT.sub(" ", re.sub(r"\((?:[^()]*\bin\s+(?:thousands|millions|billions)[^()]*)\)", " ", line, flags=re.I))
+    rest = _NOISE.sub(" ", _HEADER_TOKEN.sub(" ", rest))
+    return len(re.findall(r"[^\W\d_]{2,}", rest)) <= 1
+
+
+def columns_of(header: str, title: str = "") -> list[Column]:
+    """The columns a table's header lines (joined by newlines) name, left to right."""
+    groups: list[int] = []
+    slots: list[tuple[str, dt.date | int | str]] = []  # ("date", date), ("year", 2023), ("change", "$ change")
+    days: list[tuple[int, int]] = []  # (month, day) of dates written without their year
+    for token in _HEADER_TOKEN.finditer(header):
+        text = token.group(0).strip()
+        if grp := _GROUP.fullmatch(text):
+            quarter = (grp.group("q") or "").lower().startswith("quarter")
+            groups.append(0 if grp.group("asof") else _LENGTH.get((grp.group("n") or "").lower(), 3 if quarter else 12))
+        elif d := DATE.fullmatch(text):
+            date = parse_date(d)
+            probe = parse_date(d, default_year=2000)
+            if date:
+                slots.append(("date", date))
+            elif probe:
+                days.append((probe.month, probe.day))
+        elif _YEAR.fullmatch(text):
+            slots.append(("year", int(text)))
+        elif c := _CHANGE.match(text):
+            kind = (c.group("kind") or "").lower()
+            slots.append(("change", {"$": "$ change", "%": "% change"}.get(kind, f"{kind} change".strip())))
+    periods = [i for i, (k, _) in enumerate(slots) if k != "change"]
+    if not periods:
+        return []
+    bare = [i for i in periods if slots[i][0] == "year"]
+    n_periods, g = len(periods), len(groups)
+    per_group = n_periods // g if g and n_periods % g == 0 else 0
+    twin = next((v for k, v in slots if k == "date"), None)  # "September 30, 2023 2022": its neighbour's day
+    ends: dict[int, dt.date | None] = {}
+    for j, i in enumerate(bare):
+        day: tuple[int, int] | None = None
+        if len(days) == len(bare):
+            day = days[j]
+        elif g and len(days) == g and per_group:
+            day = days[periods.index(i) // per_group]
+        elif len(days) == 1:
+            day = days[0]
+        elif isinstance(twin, dt.date):
+            day = (twin.month, twin.day)
+        year = slots[i][1]
+        ends[i] = _date(year, *day) if day and isinstance(year, int) else None
+    columns: list[Column] = []
+    default: int | None = 0 if _BALANCE.search(title) or not groups else None  # a date alone: a balance
+    months: int | None = None
+    for i, (kind, value) in enumerate(slots):
+        if kind == "change":
+            columns.append(Column(Period(months), str(value)))
+            continue
+        k = periods.index(i)
+        months = groups[k // per_group] if per_group else (groups[0] if g == 1 else default)
+        end = value if isinstance(value, dt.date) else ends.get(i)
+        columns.append(Column(Period(months, end)))
+    return columns
+
+
+def _date(year: int, month: int, day: int) -> dt.date | None:
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return None

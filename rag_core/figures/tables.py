@@ -1,0 +1,224 @@
+"""A statement page read as tables: a title, a unit, period columns (``headers``), and rows of
+a label and one figure per column.
+
+A row ("Net income $ 6,188 $ 656 $ 8,232 $ 2,274") is a label and the figures ending its line;
+a label alone on its line is a section heading ("Operating expenses:", "North America") or,
+before a line starting in lower case, the first half of a long label. The unit scales the row
+figures, except per-share amounts and percentages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from rag_core.figures.headers import UNIT, UNIT_SCALE, Column, columns_of, is_header_line, unit_of
+from rag_core.figures.labels import Item
+from rag_core.figures.numbers import Number, read_numbers
+
+_CELL = re.compile(
+    r"(?<![\w.,])(?:\$\s?)?(?:\(\s?\d[\d,]*(?:\.\d+)?\s?\)|-?\d[\d,]*(?:\.\d+)?|[—–-](?!\w))(?:\s?(?:%|pts?\b))?",
+)
+_BOILERPLATE = re.compile(
+    r"^\(?unaudited\)?$|^table of contents$|^part\s+[ivx]+\b|^item\s+\d|^see accompanying|^refer to accompanying"
+    r"|^\d+$|^page\s+\d+",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    number: Number | None  # None for a dash ("—": nothing)
+    column: Column | None  # None when the row's figures do not fit the columns
+    scale: float  # the table's unit, applying to this cell (1.0 for per-share amounts, percentages)
+
+
+@dataclass
+class Row:
+    item: Item
+    cells: list[Cell]
+    start: int  # span of the row's line(s) in the page text
+    end: int
+    table: int  # index of its table on the page
+
+
+@dataclass
+class Table:
+    title: str
+    unit: str  # "millions", "thousands", "" (the header names none)
+    scale: float
+    columns: list[Column]
+    rows: list[Row] = field(default_factory=list)
+    share_scale: float = 0.0  # counts of shares ("... number of shares which are reflected in thousands")
+
+    def __post_init__(self) -> None:
+        self.share_scale = self.share_scale or self.scale
+
+
+def _cells(line: str) -> tuple[str, list[re.Match[str]]]:
+    """A row line's label and the figures that end it ([] when it is no row)."""
+    matches = list(_CELL.finditer(line))
+    run: list[re.Match[str]] = []
+    end = len(line.rstrip())
+    for m in reversed(matches):
+        if line[m.end() : end].strip():
+            break
+        run.insert(0, m)
+        end = m.start()
+    label = line[:end].strip() if run else line.strip()
+    if not run or len(re.findall(r"[^\W\d_]", label)) < 2 or len(label.split()) > 18 or " | " in label:
+        return line.strip(), []
+    if re.search(r"\b(?:19|20)\d{2}$|[,;]$", line.strip()) and len(run) == 1:
+        return line.strip(), []  # "... as of July 30, 2023": prose ending in a year
+    return label, run
+
+
+def _continues(first: str, line: str) -> bool:
+    """Whether ``line`` is the rest of a label cut by the page ("... marketable debt" /
+    "securities (282) ..."): it starts with a lower-case word, and the first part is no heading
+    ("Net sales by category:" / "iPhone ...")."""
+    word = line.split(maxsplit=1)[0] if line.split() else ""
+    return bool(word) and word.islower() and not first.rstrip().endswith(":")
+
+
+def _is_per_share(item: Item) -> bool:
+    words = f"{item.label} {item.section}".lower()
+    if re.search(r"\bshares\b", words):
+        return False  # "Weighted average shares used in per share computation": a count of shares
+    return "per share" in words or "per diluted share" in words or bool(re.search(r"\beps\b", words))
+
+
+def _is_title(line: str) -> bool:
+    """A short line that can title a table (not a page's boilerplate)."""
+    s = line.strip()
+    return 0 < len(s) <= 100 and not _BOILERPLATE.search(s) and not s.endswith(".") and len(s.split()) <= 12
+
+
+def _row(table: Table, index: int, label: str, section: str, cells: list[tuple[str, int]], start: int, end: int) -> Row:
+    periods = [c for c in table.columns if not c.change]
+    extra = len(cells) - len(table.columns)
+    if table.columns and 0 < extra <= 2 and re.search(r"\b(?:of|and)\s*$", label):
+        label = f"{label} {' '.join(t for t, _ in cells[:extra])}"  # "... allowance of $512 and $650 36,953 48,688"
+        cells = cells[extra:]
+    item = Item(label, section, table.title)
+    per_share = _is_per_share(item)
+    shares = not per_share and bool(re.search(r"\bshares\b", f"{label} {section}", re.I))
+    scale = 1.0 if per_share else (table.share_scale if shares else table.scale)
+    if len(cells) == len(table.columns):
+        cols: list[Column | None] = list(table.columns)
+    elif len(cells) == len(periods):
+        cols = list(periods)
+    elif len(table.columns) == 1 and periods and periods[0].period.months and periods[0].period.end:
+        cols = [periods[0]] * len(cells)  # one period, its columns named otherwise (segments)
+    else:
+        cols = [None] * len(cells)
+    out: list[Cell] = []
+    for (text, offset), col in zip(cells, cols, strict=True):
+        numbers = read_numbers(text)
+        number = numbers[0] if numbers else None
+        if number is not None:
+            number = Number(
+                **{**number.__dict__, "start": offset + number.start, "end": offset + number.end, "kind": "figure"}
+            )
+        out.append(Cell(number, col, 1.0 if number is not None and number.percent else scale))
+    return Row(item, out, start, end, index)
+
+
+def _new_table(
+    tables: list[Table], title: str, unit: tuple[str, float], unit_line: str, columns: list[Column]
+) -> Table:
+    shares = re.search(r"shares[^)]*?\bin\s+(thousands|millions)", unit_line, re.I)
+    table = Table(title, unit[0], unit[1], columns, share_scale=UNIT_SCALE[shares.group(1).lower()] if shares else 0.0)
+    tables.append(table)
+    return table
+
+
+def parse_tables(text: str) -> list[Table]:
+    """The tables of a page's text, in order (a table may have no columns: rows found with no
+    header above them). Read once per text: a question looks at the same pages many times."""
+    return list(_parse(text or ""))
+
+
+@lru_cache(maxsize=2048)
+def _parse(text: str) -> tuple[Table, ...]:
+    tables = _read(text)
+    for table in tables:
+        seen = Counter(_key(row.item.label) for row in table.rows)
+        for row in table.rows:
+            if seen[_key(row.item.label)] > 1 and row.item.section:
+                row.item = replace(row.item, shared=True)
+    return tuple(tables)
+
+
+def _key(label: str) -> str:
+    return re.sub(r"\W+", " ", label.lower()).strip()
+
+
+def _read(text: str) -> list[Table]:
+    tables: list[Table] = []
+    header: list[str] = []
+    title, section, unit, unit_line = "", "", ("", 1.0), ""
+    pending_label: tuple[str, int] | None = None
+    table: Table | None = None
+    offset = 0
+    for raw in (text or "").splitlines(keepends=True):
+        start, line = offset, raw.rstrip("\r\n")
+        offset += len(raw)
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if UNIT.search(stripped):
+            unit, unit_line = unit_of(stripped), stripped
+        if is_header_line(stripped):
+            if table is not None and table.rows:
+                table = None
+            header.append(stripped)
+            pending_label = None
+            continue
+        label, cells = _cells(line) if not _BOILERPLATE.search(stripped) else (stripped, [])
+        if cells:
+            if header or table is None:
+                table = _new_table(tables, title, unit, unit_line, columns_of("\n".join(header), title))
+                header, section = [], ""
+            row_start = start
+            if pending_label and _continues(pending_label[0], label):
+                label, row_start = f"{pending_label[0]} {label}", pending_label[1]
+                section = table.rows[-1].item.section if table.rows else section
+            elif pending_label:
+                section = pending_label[0]
+            pending_label = None
+            spans = [(m.group(0), start + m.start()) for m in cells]
+            own = section
+            if re.match(r"\s*(?:%|percent(?:age)?\s+of|as\s+a\s+(?:%|percent))", label, re.I) and table.rows:
+                own = table.rows[-1].item.label  # "% of net revenue": of the row above
+            table.rows.append(_row(table, len(tables) - 1, label, own, spans, row_start, start + len(line)))
+            if re.match(r"total\b", label, re.I):
+                section = ""
+            continue
+        if _BOILERPLATE.search(stripped):
+            continue
+        if header:
+            columns = columns_of("\n".join(header), title)
+            if not columns:  # a title between a unit line and the period lines
+                title = stripped if _is_title(stripped) else title
+                continue
+            table = _new_table(tables, title, unit, unit_line, columns)
+            header, section = [], ""
+        n_words = len(stripped.split())
+        if n_words > 24 or (n_words > 14 and not stripped.endswith(":")) or (stripped.endswith(".") and n_words > 8):
+            table, pending_label, section = None, None, ""  # prose: the table has ended
+            continue
+        if table is None:
+            if _is_title(stripped):
+                title = stripped
+            continue
+        if pending_label and not _continues(pending_label[0], stripped):
+            section = pending_label[0]
+        pending_label = (
+            (f"{pending_label[0]} {stripped}", pending_label[1])
+            if pending_label and _continues(pending_label[0], stripped)
+            else (stripped, start)
+        )
+    return tables

@@ -1,0 +1,111 @@
+"""An answer as the user gets it once its figures are checked: the one call the answer path
+makes (``verify_answer``), and the cells found by structure as the model reads them first
+(``cell_lines``).
+
+A cell found by the table's structure for the line item and period the question names is
+preferred over the model's own reading of the table: when the answer does not state it, the
+answer's figure of that line item is marked as not what the table says, and the cell is
+shown under the answer with its page ("The table on p. 3 says: …"). Only a cell found
+without a rival of nearly the same score (``CellMatch.confidence``) speaks for the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rag_core.figures.cells import CellMatch
+from rag_core.figures.check import CheckReport, check_answer
+from rag_core.figures.claims import read_claims
+from rag_core.figures.labels import agreement
+from rag_core.figures.marks import mark_answer, quoted, summary
+from rag_core.figures.numbers import Number, figures
+from rag_core.figures.sources import Passage
+
+SURE = 0.6  # a cell less sure than this (a rival row or column nearly as good) is not used
+
+
+@dataclass
+class Verified:
+    """The answer with its marks, the check behind them and the line for the timing line."""
+
+    answer: str
+    report: CheckReport
+    line: str  # "1 figure not found in the sources"; "" when there was no figure to check
+    table_says: list[str] = field(default_factory=list)
+
+    @property
+    def figures_checked(self) -> int:
+        return self.report.figures_checked
+
+    @property
+    def figures_unsupported(self) -> int:
+        return self.report.figures_unsupported
+
+
+def sure_cells(cells: Sequence[CellMatch | None], least: float = SURE) -> list[CellMatch]:
+    """The cells sure enough to be preferred over the model's reading."""
+    return [c for c in cells if c is not None and c.confidence >= least]
+
+
+def cell_lines(cells: Sequence[CellMatch | None], least: float = SURE) -> list[str]:
+    """The sure cells as lines for the prompt ("Net income, three months ended July 30, 2023:
+    $6,188 (in millions; 2023 Q2 NVDA.pdf, page 3)")."""
+    return [c.describe() for c in sure_cells(cells, least)]
+
+
+def _stated(numbers: Sequence[Number], cell: CellMatch) -> bool:
+    """Whether the answer writes the cell's figure: its digits ("94,836"), or its value at the
+    answer's scale and rounding ("$94.8 billion")."""
+    for n in numbers:
+        if n.percent != cell.number.percent:
+            continue
+        if abs(n.magnitude - cell.number.magnitude) <= 1e-9 * max(1.0, cell.number.magnitude):
+            return True
+        if n.scaled and abs(abs(n.value) - abs(cell.value)) <= n.step / 2 + 1e-9 * abs(cell.value):
+            return True
+    return False
+
+
+def _table_note(cell: CellMatch) -> str:
+    where = f"p. {cell.page.page}" if cell.page.page else quoted(cell.page.file, 60)
+    return f"The table on {where} says: {quoted(cell.describe(), 200)}"
+
+
+def verify_answer(
+    answer: str,
+    question: str,
+    passages: Sequence[Passage],
+    cells: Sequence[CellMatch | None] = (),
+    least: float = SURE,
+) -> Verified:
+    """``answer`` with each figure checked against ``passages`` (the sources as numbered for
+    it) and the ``cells`` found by structure for ``question``: unsupported figures marked where
+    they stand, computed ones shown as computed, and each sure cell the answer does not state
+    said under it, the answer's figure of the cell's line item marked as not what it says."""
+    report = check_answer(answer, question, passages)
+    if not report.figures:
+        return Verified(answer, report, "")
+    notes: list[str] = []
+    unstated = [c for c in sure_cells(cells, least) if not _stated(figures(answer, question), c)]
+    if unstated:
+        known = {k for p in passages for k in p.entity_words()}
+        claims = {c.number.start: c for c in read_claims(answer, question, known)}
+        for cell in unstated:
+            for fig in report.figures:
+                claim = claims.get(fig.start)
+                if claim is None or claim.number.percent != cell.number.percent or fig.status == "computed":
+                    continue
+                if agreement(claim.terms, cell.row.item) != "agree":
+                    continue
+                if claim.entities and cell.page.entity_words() and not (claim.entities & cell.page.entity_words()):
+                    continue  # another company's figure (a comparison's other part)
+                fig.status, fig.passage = "table", None
+                fig.source = f"the table on p. {cell.page.page}" if cell.page.page else "the table"
+                fig.source_value = f"{cell.number.clean} ({cell.row.item.describe()}, {cell.column.describe()})"
+                fig.explanation = f"the table says {cell.describe()}"
+            notes.append(_table_note(cell))
+    marked = mark_answer(answer, report)
+    if notes:
+        marked = marked.rstrip() + "\n\n" + "\n".join(f"- {n}" for n in notes)
+    return Verified(marked, report, summary(report), notes)

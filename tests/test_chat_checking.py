@@ -1,0 +1,139 @@
+"""One turn's figures (rag_core.chat.checking, wired in rag_core.chat.turn): the cell the
+question asks for read first by the model, each figure of the answer checked against the
+sources, marked where it stands when they do not hold it, and counted in the turn, the
+stored message and the timing line. A real PDF, Chroma and SQLite; a scripted LLM."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_core import build_context
+from rag_core.evaluation.answers import summarise_figures
+from tests.fakes import ScriptedLLM
+from tests.pdfgen import make_pdf
+from tests.test_figures_tables import ROWS_BY_LINE
+from ui.answer import timing_line
+
+QUARTER = "What was Acme's net income for the three months ended July 30, 2023?"
+COVER = "ACME CORPORATION\nQuarterly Report on Form 10-Q\nFor the quarterly period ended July 30, 2023"
+
+
+@pytest.fixture
+def acme(make_settings, tmp_path):
+    """A two-page filing (a cover, an income statement) indexed; a session to answer in."""
+    llm = ScriptedLLM()
+    ctx = build_context(make_settings(top_k=2), llm=llm)
+    path = tmp_path / "2023 Q2 ACME.pdf"
+    make_pdf([COVER, ROWS_BY_LINE], path)
+    ctx.ingestion.ingest_file(path)
+    return ctx, llm, ctx.sessions.create().id
+
+
+def test_a_right_figure_is_checked_and_left_as_written(acme):
+    ctx, llm, sid = acme
+    written = "Acme's net income for the three months ended July 30, 2023 was $618 million [1]."
+    llm.script(answers=[written])
+    answered = ctx.chat.ask(QUARTER, session_id=sid)
+    assert answered.answer == written
+    assert (answered.figures_checked, answered.figures_unsupported) == (1, 0)
+    stored = ctx.sessions.messages(sid)[-1]
+    assert stored.content == written
+    assert (stored.meta["figures_checked"], stored.meta["figures_unsupported"]) == (1, 0)
+    assert "1 figure checked against the sources" in (timing_line(stored.meta["timings"], {}) or "")
+
+
+def test_a_wrong_figure_is_marked_where_it_stands_and_the_table_says_what_it_is(acme):
+    ctx, llm, sid = acme
+    # $823 million is the six months' net income: on the cited page, but not the quarter's.
+    llm.script(answers=["Acme's net income for the three months ended July 30, 2023 was $823 million [1]."])
+    answered = ctx.chat.ask(QUARTER, session_id=sid)
+    assert (answered.figures_checked, answered.figures_unsupported) == (1, 1)
+    first, _, notes = answered.answer.partition("\n\n")
+    assert first.startswith("Acme's net income for the three months ended July 30, 2023 was $823 million ⚠ (")
+    assert "The table on p. 2 says: Net income, three months ended July 30, 2023: $ 618" in notes.replace(
+        "$618", "$ 618"
+    )
+    stored = ctx.sessions.messages(sid)[-1]
+    assert stored.content == answered.answer and stored.meta["figures_unsupported"] == 1
+    line = timing_line(stored.meta["timings"], {}) or ""
+    assert "1 figure not found in the sources" in line
+
+
+def test_the_cell_the_question_asks_for_is_the_first_evidence_the_model_reads(acme):
+    ctx, llm, _ = acme
+    llm.script(answers=["$618 million [1]."])
+    ctx.chat.ask(QUARTER)
+    prompt = llm.chats[-1][-1].content or ""
+    cell = prompt.index("(found by the table's structure)")
+    assert "Net income, three months ended July 30, 2023" in prompt[prompt.rfind("\n", 0, cell) : cell]
+    assert cell < prompt.index("Operating income:") < prompt.index("Net income: Three Months")  # before the passages
+
+
+def test_a_computed_figure_is_shown_as_computed_and_a_made_up_one_marked(acme):
+    ctx, llm, _ = acme
+    asked = "How much did Acme's net income grow in the three months ended July 30, 2023?"
+    llm.script(answers=["Net income grew by $553 million, from $65 million to $618 million [1]."])
+    answered = ctx.chat.ask(asked)
+    assert "$553 million (computed: $618 million − $65 million)" in answered.answer and "⚠" not in answered.answer
+    assert answered.figures_unsupported == 0
+    llm.script(answers=["Net income grew by $571 million, from $65 million to $618 million [1]."])
+    answered = ctx.chat.ask(asked)
+    assert "$571 million ⚠ (not found in the sources)" in answered.answer
+    assert (answered.figures_checked, answered.figures_unsupported) == (3, 1)
+
+
+def test_a_refusal_has_no_figure_to_check(acme):
+    ctx, llm, _ = acme
+    answered = ctx.chat.ask("What was the Tesla revenue?")
+    assert answered.figures_checked == 0 and "figures_checked" not in answered.timings
+    assert llm.chats == []
+
+
+def test_the_evaluation_counts_the_marked_answers_wrong_and_right():
+    rows = [
+        {"correct": False, "figures_checked": 2, "figures_unsupported": 1, "refused_answer": False},
+        {"correct": False, "figures_checked": 1, "figures_unsupported": 0, "refused_answer": False},
+        {"correct": True, "figures_checked": 1, "figures_unsupported": 0, "refused_answer": False},
+        {"correct": True, "figures_checked": 0, "figures_unsupported": 0, "refused_answer": False},
+    ]
+    assert summarise_figures(rows) == {
+        "figures_checked": 4,
+        "figures_unsupported": 1,
+        "wrong_answers_marked": 0.5,
+        "right_answers_marked": 0.0,
+    }
+    assert summarise_figures([{"correct": True}]) == {}
+
+
+def test_the_check_can_be_turned_off(make_settings, tmp_path):
+    llm = ScriptedLLM()
+    ctx = build_context(make_settings(top_k=2, check_figures=False), llm=llm)
+    path = tmp_path / "2023 Q2 ACME.pdf"
+    make_pdf([COVER, ROWS_BY_LINE], path)
+    ctx.ingestion.ingest_file(path)
+    llm.script(answers=["Acme's net income was $823 million [1]."])
+    answered = ctx.chat.ask(QUARTER)
+    assert answered.answer == "Acme's net income was $823 million [1]." and answered.figures_checked == 0
+    assert "found by the table's structure" not in (llm.chats[-1][-1].content or "")
+
+
+def test_a_note_comes_after_the_unit_of_its_figure(acme):
+    ctx, llm, _ = acme
+    llm.script(answers=["Acme employs 4,321 people [1]."])
+    answered = ctx.chat.ask("How many people does Acme employ?")
+    assert answered.answer == "Acme employs 4,321 people ⚠ (not found in the sources) [1]."
+
+
+def test_a_check_that_fails_keeps_the_answer_as_written(acme, monkeypatch):
+    import rag_core.chat.checking as checking
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a page the reader trips on")
+
+    monkeypatch.setattr(checking, "verify_answer", broken)
+    monkeypatch.setattr(checking, "find_cells", broken)
+    ctx, llm, sid = acme
+    llm.script(answers=["Acme's net income was $823 million [1]."])
+    answered = ctx.chat.ask(QUARTER, session_id=sid)
+    assert answered.answer == "Acme's net income was $823 million [1]." and answered.figures_checked == 0
+    assert ctx.sessions.messages(sid)[-1].content == answered.answer

@@ -1,0 +1,258 @@
+"""The figure check: each figure of an answer against what the cited passages say it is;
+the cells a question asks for; the marks in the answer."""
+
+from __future__ import annotations
+
+from rag_core.figures import (
+    Page,
+    Passage,
+    check_answer,
+    find_cell,
+    find_cells,
+    mark_answer,
+    marks,
+    page_text,
+    summary,
+    table_says,
+)
+from rag_core.figures.cells import question_parts
+from tests.test_figures_tables import GROUPS_THEN_YEARS, ROWS_BY_LINE, WITH_CHANGES
+
+ACME = "Acme Corporation"
+BOLT = "Bolt Inc."
+QUARTER = "What was Acme's net income for the quarter ended July 30, 2023?"
+
+
+def passages() -> list[Passage]:
+    return [
+        Passage(1, ROWS_BY_LINE, "2023 Q2 ACME.pdf", 3, ACME),
+        Passage(2, WITH_CHANGES, "2023 Q2 ACME.pdf", 30, ACME),
+        Passage(3, GROUPS_THEN_YEARS, "2023 Q2 BOLT.pdf", 4, BOLT),
+    ]
+
+
+def statuses(answer: str, question: str = QUARTER, **kw) -> list[tuple[str, str]]:
+    return [(f.text, f.status) for f in check_answer(answer, question, passages(), **kw).figures]
+
+
+def test_the_right_figure_is_found_where_it_stands():
+    report = check_answer(
+        "Acme's net income for the quarter ended July 30, 2023 was $618 million [1].", QUARTER, passages()
+    )
+    (fig,) = report.figures
+    assert (fig.status, fig.passage) == ("found", 1)
+    assert fig.source == "[1] Net income, three months ended July 30, 2023"
+    assert (report.figures_checked, report.figures_unsupported) == (1, 0)
+
+
+def test_the_neighbouring_row_is_marked_with_what_it_is():
+    report = check_answer(
+        "Acme's net income for the quarter ended July 30, 2023 was $672 million [1].", QUARTER, passages()
+    )
+    (fig,) = report.figures
+    assert fig.status == "mismatch" and report.figures_unsupported == 1
+    assert fig.source.startswith("[2] Compute & Networking (Operating income by Reportable Segments)")
+    assert "three months ended July 30, 2023" in fig.source
+
+
+def test_the_six_months_for_the_quarter_is_marked():
+    (fig,) = check_answer("Acme's net income was $823 million [1].", QUARTER, passages()).figures
+    assert fig.status == "mismatch"
+    assert fig.source == "[1] Net income, six months ended July 30, 2023"
+
+
+def test_the_other_companys_figure_is_marked():
+    question = "How did Acme's revenue for the quarter ended July 30, 2023 compare with Bolt's total net sales for the quarter ended June 30, 2023?"
+    got = statuses(
+        "Acme's revenue was $1,350 million [1], while Bolt's total net sales were $1,343 million [3].", question
+    )
+    assert got == [("$1,350 million", "found"), ("$1,343 million", "found")]
+    got = statuses(
+        "Acme's revenue was $1,350 million [1], while Bolt's total net sales were $2,617 million [3].", question
+    )
+    assert got[1] == ("$2,617 million", "mismatch")  # the six months
+    got = statuses("Bolt's total net sales were $1,350 million [1].", question)
+    assert got == [("$1,350 million", "mismatch")]  # Acme's revenue, not Bolt's
+
+
+def test_scale_and_rounding_normalised():
+    got = statuses("Acme's revenue for the quarter was $1.35 billion, and $1,350,000,000 written out.")
+    assert got == [("$1.35 billion", "normalised"), ("$1,350,000,000", "normalised")]
+    assert statuses("Diluted earnings per share were $2.48 for the quarter.") == [("$2.48", "found")]
+
+
+def test_computed_figures_are_recomputed_from_related_cells():
+    report = check_answer(
+        "Acme's net income rose to $618 million from $65 million a year ago, an increase of 851%; "
+        "gross profit was 70.1% of revenue.",
+        QUARTER,
+        passages(),
+    )
+    got = {f.text: (f.status, f.computed) for f in report.figures}
+    assert got["$618 million"][0] == "found"
+    assert got["$65 million"][0] == "found"  # the year-ago column, said to be so
+    assert got["851%"] == ("computed", "851% = ($618 million − $65 million) / $65 million")
+    assert got["70.1%"] == ("computed", "70.1% = 946 / $1,350")
+
+
+def test_no_coincidences_from_unrelated_figures():
+    # 13.5% is 182 / 1,350 (R&D a year ago over revenue now): unrelated cells, not a computation.
+    got = statuses("Acme's net income margin was 13.5% for the quarter.")
+    assert got == [("13.5%", "unsupported")]
+
+
+def test_a_figure_in_no_passage_is_unsupported():
+    report = check_answer("Acme's net income was $700 million [1].", QUARTER, passages())
+    assert [f.status for f in report.figures] == ["unsupported"]
+    assert summary(report) == "1 figure not found in the sources"
+
+
+def test_cited_only_leaves_out_the_passages_not_cited():
+    answer = "Acme's Compute & Networking operating income was $672 million [1]."
+    assert statuses(answer) == [("$672 million", "found")]
+    assert statuses(answer, cited_only=True) == [("$672 million", "unsupported")]
+
+
+def test_marks_stand_after_their_figures_and_quote_no_markup():
+    answer = "Acme's net income was $672 million [1], up 851% from $65 million."
+    report = check_answer(answer, QUARTER, passages())
+    marked = mark_answer(answer, report)
+    assert marked.startswith("Acme's net income was $672 million ⚠ (not as stated in the sources: $672 is Compute")
+    assert "[2])" in marked and marked.endswith("from $65 million.")
+    assert [m.kind for m in marks(report)] == ["mismatch", "computed"]
+    assert summary(report) == "1 figure not found in the sources; 1 computed"
+    hostile = [Passage(1, "Revenue **[click](javascript:alert(1))** was $5 million in the quarter.", "x.pdf", 1)]
+    bad = check_answer("Net income was $5 million [1].", "What was net income?", hostile)
+    note = mark_answer("Net income was $5 million [1].", bad).split("⚠", 1)[1]
+    assert "click" in note  # the source's words are quoted...
+    assert "](" not in note and "**" not in note and "[click" not in note  # ...with no Markdown left in them
+
+
+def test_no_figures_no_summary():
+    report = check_answer("The documents don't say.", QUARTER, passages())
+    assert (report.figures_checked, summary(report)) == (0, "")
+    assert report.to_dict() == {"figures_checked": 0, "figures_unsupported": 0, "figures": []}
+
+
+def test_chinese_answers_are_checked_without_crashing():
+    source = [Passage(1, "2019年，公司营业收入达3.5万元，同比增长12%。", "cmrc.txt")]
+    report = check_answer("公司2019年营业收入为3.5万元，增长12%。", "公司2019年营业收入是多少？", source)
+    assert [(f.text, f.status) for f in report.figures] == [("3.5万", "found"), ("12%", "found")]
+
+
+def pages() -> list[Page]:
+    return [
+        Page(ROWS_BY_LINE, "2023 Q2 ACME.pdf", 3, ACME),
+        Page(WITH_CHANGES, "2023 Q2 ACME.pdf", 30, ACME),
+        Page(GROUPS_THEN_YEARS, "2023 Q2 BOLT.pdf", 4, BOLT),
+    ]
+
+
+def test_find_cell_by_row_and_period():
+    cell = find_cell(QUARTER, pages())
+    assert cell is not None and cell.number.clean == "$618"
+    assert (
+        cell.describe() == "Net income, three months ended July 30, 2023: $618 (in millions; 2023 Q2 ACME.pdf, page 3)"
+    )
+    six = find_cell("What was Acme's revenue for the six months ended July 30, 2023?", pages())
+    assert six is not None and six.number.clean == "$2,070"
+    rd = find_cell("How much did Acme spend on R&D in the quarter ended July 30, 2023?", pages())
+    assert rd is not None and rd.number.clean == "204"
+    segment = find_cell("What was Acme's Compute & Networking operating income for the six months?", pages())
+    assert segment is not None and segment.number.clean == "$888"
+
+
+def test_find_cell_the_latest_period_when_only_its_length_is_named():
+    cell = find_cell("What were Bolt's total net sales for the quarter?", pages())
+    assert cell is not None and cell.number.clean == "1,343"  # June 30, 2023, not 2022
+
+
+def test_find_cell_none_when_no_row_is_the_item():
+    assert find_cell("What was Acme's headcount for the quarter ended July 30, 2023?", pages()) is None
+
+
+def test_find_cells_one_per_company_each_with_its_period():
+    question = "How did Acme's revenue for the quarter ended July 30, 2023 compare with Bolt's total net sales for the quarter ended June 30, 2023?"
+    got = find_cells(question, pages())
+    assert [(c.number.clean, c.page.file) for c in got if c] == [
+        ("$1,350", "2023 Q2 ACME.pdf"),
+        ("1,343", "2023 Q2 BOLT.pdf"),
+    ]
+    follow = find_cells(
+        "And Bolt's for the six months ended June 30, 2023?",
+        pages(),
+        previous=QUARTER.replace("net income", "total net sales"),
+    )
+    assert [c.number.clean for c in follow if c] == ["2,617"]
+
+
+def test_question_parts_pair_names_and_dates_in_order():
+    parts = question_parts(
+        "What were Acme's and Bolt's net incomes for their quarters ended July 30, 2023 and June 30, 2023?",
+        {"acme", "bolt"},
+    )
+    assert [(sorted(p.entities), p.period.end.isoformat() if p.period.end else None) for p in parts] == [
+        (["acme"], "2023-07-30"),
+        (["bolt"], "2023-06-30"),
+    ]
+    assert all("§net_income" in p.terms for p in parts)
+
+
+def test_the_tables_reading_is_offered_where_the_answer_differs():
+    answer = "Acme's net income for the quarter ended July 30, 2023 was $672 million [1]."
+    report = check_answer(answer, QUARTER, passages())
+    cells = find_cells(QUARTER, pages())
+    assert table_says(report, cells) == [
+        "Net income, three months ended July 30, 2023: $618 (in millions; 2023 Q2 ACME.pdf, page 3)"
+    ]
+    right = check_answer("Acme's net income for the quarter was $618 million [1].", QUARTER, passages())
+    assert table_says(right, cells) == []
+
+
+def test_a_less_specific_row_is_not_the_one_named():
+    text = """BALANCE SHEETS
+(In millions)
+As of
+July 30, 2023
+Total liabilities 170
+Total shareholders' equity 275
+Total liabilities and shareholders' equity 445
+"""
+    source = [Passage(1, text, "acme.pdf", 5, ACME)]
+    question = "What were Acme's total liabilities and shareholders' equity as of July 30, 2023?"
+    ok = check_answer("Acme's total liabilities and shareholders' equity were $445 million [1].", question, source)
+    assert [f.status for f in ok.figures] == ["found"]
+    wrong = check_answer("Acme's total liabilities and shareholders' equity were $275 million [1].", question, source)
+    assert [f.status for f in wrong.figures] == ["mismatch"]
+
+
+def test_a_claim_naming_a_row_does_not_take_another_rows_figure():
+    answer = "Acme's Graphics operating income for the quarter was $672 million."
+    (fig,) = check_answer(answer, QUARTER, passages()).figures
+    assert fig.status == "mismatch" and "Compute & Networking" in fig.source
+
+
+def test_a_source_ordinal_or_year_matches_a_bare_number_only():
+    source = [Passage(1, "文周王（）百济第22代国王。英土战争发生于1807－1809年间。", "x.txt")]
+    report = check_answer("他是第22代国王，即22代。", "文周王是百济第多少代国王？", source)
+    assert [(f.text, f.status) for f in report.figures] == [("22", "found")]
+    money = check_answer("It cost $22 million.", "What did it cost?", source)
+    assert [f.status for f in money.figures] == ["unsupported"]
+
+
+def test_a_figure_from_another_report_than_the_one_asked_is_marked():
+    sources = [
+        Passage(1, ROWS_BY_LINE, "2023 Q2 ACME.pdf", 3, ACME),
+        Passage(2, ROWS_BY_LINE.replace("$ 618", "$ 700"), "2022 Q2 ACME.pdf", 3, ACME),
+    ]
+    question = "What was Acme's net income as reported in the Q2 2022 10-Q?"
+    (fig,) = check_answer("Acme's net income was $618 million [1].", question, sources).figures
+    assert fig.status == "mismatch" and fig.source.startswith("[1]")
+    (fig,) = check_answer("Acme's net income was $700 million [2].", question, sources).figures
+    assert fig.status == "found"
+
+
+def test_a_page_again_from_its_overlapping_chunks():
+    page = "Revenue $ 1,350\nCost of revenue 404\nGross profit 946\n"
+    chunks = [(16, page[16:]), (0, page[:30]), (None, "a chunk without offset")]
+    assert page_text(chunks) == page + "\na chunk without offset"

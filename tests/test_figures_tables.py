@@ -1,0 +1,229 @@
+"""Statement pages read as tables: the header orders PDFium writes, labels, sections, units."""
+
+from __future__ import annotations
+
+from rag_core.figures.headers import columns_of
+from rag_core.figures.labels import Item, agreement, content, words
+from rag_core.figures.tables import parse_tables
+
+# One header per line group (the NVIDIA order): groups, then days, then years.
+ROWS_BY_LINE = """ACME CORPORATION AND SUBSIDIARIES
+CONDENSED CONSOLIDATED STATEMENTS OF INCOME
+(In millions, except per share data)
+(Unaudited)
+Three Months Ended Six Months Ended
+July 30, July 31, July 30, July 31,
+2023 2022 2023 2022
+Revenue $ 1,350 $ 670 $ 2,070 $ 1,499
+Cost of revenue 404 378 658 664
+Gross profit 946 292 1,412 835
+Operating expenses
+Research and development 204 182 391 344
+Sales, general and administrative 62 59 125 118
+Total operating expenses 266 241 516 462
+Operating income 680 51 896 373
+Interest expense (6) (6) (13) (13)
+Net income $ 618 $ 65 $ 823 $ 227
+Net income per share:
+Basic $ 2.50 $ 0.26 $ 3.33 $ 0.91
+Diluted $ 2.48 $ 0.26 $ 3.30 $ 0.90
+Weighted average shares used in per share computation:
+Basic 247 249 247 250
+"""
+
+# Each group with its own day line, the years last (the Amazon order).
+GROUPS_THEN_YEARS = """CONSOLIDATED STATEMENTS OF OPERATIONS
+(in millions, except per share data)
+Three Months Ended
+June 30,
+Six Months Ended
+June 30,
+2022 2023 2022 2023
+Net product sales $ 565 $ 590 $ 1,130 $ 1,160
+Total net sales 1,212 1,343 2,376 2,617
+"""
+
+# Day and year of each column on their own lines (the Apple order).
+COLUMN_BY_COLUMN = """CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS (Unaudited)
+(In millions, except number of shares which are reflected in thousands and per share amounts)
+Three Months Ended Nine Months Ended
+July 1,
+2023
+June 25,
+2022
+July 1,
+2023
+June 25,
+2022
+Net sales:
+Products $ 605 $ 633 $ 2,309 $ 2,452
+Services 212 196 628 589
+Total net sales 817 829 2,937 3,041
+Cost of sales:
+Products 391 414 1,466 1,550
+Total cost of sales 453 470 1,650 1,714
+Gross margin 364 358 1,287 1,326
+Shares used in computing earnings per share:
+Basic 15,697,614 16,162,945 15,792,497 16,277,824
+"""
+
+# An MD&A table: change columns between the periods, "$" and "%" on their own lines.
+WITH_CHANGES = """Operating income by Reportable Segments
+Three Months Ended Six Months Ended
+July 30,
+2023
+July 31,
+2022
+$
+Change
+%
+Change
+July 30,
+2023
+July 31,
+2022
+$
+Change
+%
+Change
+($ in millions)
+Compute & Networking $ 672 $ 81 $ 591 725 % $ 888 $ 242 $ 646 267 %
+Graphics 121 65 56 84 % 225 313 (88) (28)%
+Total $ 680 $ 51 $ 629 1,233 % $ 896 $ 373 $ 523 140 %
+"""
+
+BALANCE = """BALANCE SHEETS
+(In millions) (Unaudited)
+September 30,
+2023
+June 30,
+2023
+Current assets:
+Cash and cash equivalents $ 804 $ 347
+Accounts receivable, net of allowance for doubtful accounts of $512 and $650 369 486
+Total current assets 2,075 1,842
+"""
+
+
+def cells_of(text: str, label: str) -> list[tuple[str, str]]:
+    for table in parse_tables(text):
+        for row in table.rows:
+            if row.item.label == label:
+                return [
+                    (c.number.clean if c.number else "—", c.column.describe() if c.column else "") for c in row.cells
+                ]
+    raise AssertionError(f"no row {label!r}")
+
+
+def test_groups_days_and_years_on_their_own_lines():
+    (table,) = parse_tables(ROWS_BY_LINE)
+    assert table.title == "CONDENSED CONSOLIDATED STATEMENTS OF INCOME"
+    assert (table.unit, table.scale) == ("millions", 1e6)
+    assert cells_of(ROWS_BY_LINE, "Net income") == [
+        ("$618", "three months ended July 30, 2023"),
+        ("$65", "three months ended July 31, 2022"),
+        ("$823", "six months ended July 30, 2023"),
+        ("$227", "six months ended July 31, 2022"),
+    ]
+    assert cells_of(ROWS_BY_LINE, "Interest expense")[0] == ("(6)", "three months ended July 30, 2023")
+
+
+def test_sections_per_share_amounts_and_share_counts():
+    (table,) = parse_tables(ROWS_BY_LINE)
+    rows = {(r.item.label, r.item.section): r for r in table.rows}
+    rd = rows[("Research and development", "Operating expenses")]
+    assert rd.cells[0].scale == 1e6
+    eps = rows[("Diluted", "Net income per share:")]
+    assert eps.cells[0].scale == 1.0  # per share: no unit applies
+    shares = rows[("Basic", "Weighted average shares used in per share computation:")]
+    assert shares.cells[0].scale == 1e6  # a count of shares, in millions here
+    assert rows[("Total operating expenses", "Operating expenses")]  # a total closes its section
+    assert ("Operating income", "") in rows
+
+
+def test_each_group_with_its_day_years_last():
+    assert [c for _, c in cells_of(GROUPS_THEN_YEARS, "Total net sales")] == [
+        "three months ended June 30, 2022",
+        "three months ended June 30, 2023",
+        "six months ended June 30, 2022",
+        "six months ended June 30, 2023",
+    ]
+
+
+def test_column_by_column_and_a_unit_for_shares():
+    assert cells_of(COLUMN_BY_COLUMN, "Total net sales")[2] == ("2,937", "nine months ended July 1, 2023")
+    (table,) = parse_tables(COLUMN_BY_COLUMN)
+    sections = [(r.item.label, r.item.section.rstrip(":")) for r in table.rows if r.item.label == "Products"]
+    assert sections == [("Products", "Net sales"), ("Products", "Cost of sales")]
+    basic = next(r for r in table.rows if r.item.label == "Basic")
+    assert basic.cells[0].scale == 1e3  # "number of shares which are reflected in thousands"
+
+
+def test_change_columns_between_periods():
+    got = cells_of(WITH_CHANGES, "Compute & Networking")
+    assert got[0] == ("$672", "three months ended July 30, 2023")
+    assert [c for _, c in got[2:4]] == ["$ change", "% change"]
+    assert got[4] == ("$888", "six months ended July 30, 2023")
+    (table,) = parse_tables(WITH_CHANGES)
+    assert table.title == "Operating income by Reportable Segments"
+
+
+def test_a_date_alone_is_a_balance_and_numbers_inside_a_label_stay_in_it():
+    assert cells_of(BALANCE, "Cash and cash equivalents")[0] == ("$804", "as of September 30, 2023")
+    (table,) = parse_tables(BALANCE)
+    receivable = next(r for r in table.rows if r.item.label.startswith("Accounts receivable"))
+    assert [c.number.clean for c in receivable.cells if c.number] == ["369", "486"]
+
+
+def test_one_line_header_with_one_day():
+    assert [c.describe() for c in columns_of("Three Months Ended September 30, 2023 2022")] == [
+        "three months ended September 30, 2023",
+        "three months ended September 30, 2022",
+    ]
+
+
+SEGMENTS = """Three Months Ended
+June 30,
+Six Months Ended
+June 30,
+2022 2023 2022 2023
+North America
+Net sales $ 744 $ 825 $ 1,436 $ 1,594
+Operating income (loss) $ (6) $ 32 $ (21) $ 41
+International
+Net sales $ 270 $ 296 $ 558 $ 588
+Operating activities:
+Deferred revenue 12 13 24 25
+"""
+
+
+def test_a_label_repeated_under_sections_needs_its_section():
+    (table,) = parse_tables(SEGMENTS)
+    rows = {(r.item.label, r.item.section): r.item for r in table.rows}
+    assert rows[("Net sales", "International")].shared
+    assert rows[("Net sales", "International")].qualifiers() == {"international"}
+    assert rows[("Deferred revenue", "Operating activities:")].qualifiers() == {"deferred"}  # one of its kind
+
+
+def test_prose_is_not_a_table():
+    text = "We had 29,600 employees as of July 30, 2023, up from 26,000 a year ago, in 36 countries.\n"
+    assert parse_tables(text) == []
+
+
+def test_line_items_fold_their_common_names():
+    assert words("Total net sales") == ["total", "§revenue"]
+    assert "§rd" in words("R&D expenses")
+    assert "§operating_cash_flow" in words("Cash generated by operating activities")
+    assert content("Inventories") == {"inventory"}
+
+
+def test_a_row_agrees_only_with_the_item_a_claim_names():
+    claim = content("NVIDIA's net income for the quarter was")
+    assert agreement(claim, Item("Net income")) == "agree"
+    assert agreement(claim, Item("Operating income")) == "conflict"
+    assert agreement(claim, Item("Compute & Networking", "", "Operating income by Reportable Segments")) == "conflict"
+    total_sales = content("Amazon's total net sales were")
+    assert agreement(total_sales, Item("Net sales", "North America", shared=True)) == "conflict"  # a segment's
+    assert agreement(total_sales, Item("Net sales", "Consolidated")) == "agree"
+    assert agreement(content("Products net sales"), Item("Products", "Cost of sales:")) == "conflict"
+    assert agreement(content("It was"), Item("Operating income")) == "neutral"
