@@ -118,7 +118,7 @@ def build_context(
     ingestion = IngestionService(settings, index, registry)
     models = ModelLoader(settings, llm=llm, **({"reranker": reranker} if reranker is not None else {}))
     suggestions = SuggestionService(settings, index, registry, models)
-    chat = ChatService(settings, index, sessions, models, suggestions)
+    chat = ChatService(settings, index, sessions, models, suggestions, registry=registry)
     jobs = job_runner(settings.data_dir)
     ctx = AppContext(
         settings,
@@ -172,7 +172,7 @@ def _as_person(ctx: AppContext, person: str) -> AppContext:
         sessions=sessions,
         registry=registry,
         ingestion=ingestion,
-        chat=ChatService(settings, index, sessions, ctx.models, suggestions),
+        chat=ChatService(settings, index, sessions, ctx.models, suggestions, registry=registry),
         viewer=Viewer(settings, registry, index),
         suggestions=suggestions,
         person=person,

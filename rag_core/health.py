@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from rag_core import recovery
+from rag_core.entities import EntityIndex
 from rag_core.index import VectorIndex
 from rag_core.ingestion import IngestionService
 from rag_core.settings import DocentSettings
@@ -104,6 +105,9 @@ def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
         "embed_model": ctx.index.embed_name,
         "ingesting": ingesting,
         "interrupted": interrupted,
+        # documents whose subjects are not read yet (indexed before Docent read them, or by an
+        # older reader): not damage; the first question or `check --repair` reads them
+        "profiles_missing": len(EntityIndex(ctx.index, ctx.registry).missing()),
         "database": ctx.db.describe(),
     }
     return problems, summary

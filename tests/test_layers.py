@@ -16,7 +16,7 @@ FLOORS = [
     {"errors", "files", "text", "payloads", "prompts", "offline", "pdfium", "datadir", "postgres", "pglock", "figures"},
     {"settings"},
     {"storage", "loaders", "providers", "model_store", "index", "outline", "serving"},
-    {"ingestion", "recovery", "retrieval", "chat", "viewer", "suggestions", "jobs", "exchange", "health"},
+    {"ingestion", "recovery", "retrieval", "entities", "chat", "viewer", "suggestions", "jobs", "exchange", "health"},
     {"context"},
     {"cli", "evaluation", "bench", "__main__", "__init__"},
 ]

@@ -138,7 +138,7 @@ def _companies(make_settings, llm, tmp_path, **overrides):
 
 
 def test_a_question_about_two_names_is_searched_once_per_name(make_settings, llm, tmp_path):
-    ctx = _companies(make_settings, llm, tmp_path)
+    ctx = _companies(make_settings, llm, tmp_path, entity_scope=False)  # routing by name alone (tests/test_entities.py)
     found = ctx.chat.search("What revenue did NVIDIA report, compared with Amazon's?")
     assert found.stats["routed"] == ["NVIDIA", "Amazon"]
     assert [s["file"] for s in found.sources] == ["nvidia.txt", "amazon.txt"]  # rank 1 of each, interleaved
@@ -146,7 +146,7 @@ def test_a_question_about_two_names_is_searched_once_per_name(make_settings, llm
 
 
 def test_a_name_no_document_holds_is_said_and_the_rest_answered(make_settings, llm, tmp_path):
-    ctx = _companies(make_settings, llm, tmp_path)
+    ctx = _companies(make_settings, llm, tmp_path, entity_scope=False)
     found = ctx.chat.search("What revenue did NVIDIA report, compared with Tesla's?")
     assert found.stats["unmentioned_names"] == ["Tesla"] and found.sources
     llm.script(answers=["26 billion dollars [1]."])

@@ -18,13 +18,14 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 
 from rag_core.chat.engine import DocentChatEngine
 from rag_core.chat.messages import History, count_tokens, secrets_of
+from rag_core.entities import EntityIndex
 from rag_core.index import VectorIndex
 from rag_core.payloads import Source
 from rag_core.providers.embeddings import MULTILINGUAL
 from rag_core.providers.models import ModelLoader
-from rag_core.retrieval import ConversationQueries, HybridRetriever, KeywordCache
+from rag_core.retrieval import ConversationQueries, HybridRetriever, KeywordCache, doc_of
 from rag_core.settings import DocentSettings
-from rag_core.storage import SessionStore
+from rag_core.storage import DocumentRegistry, SessionStore
 from rag_core.suggestions import SuggestionService
 from rag_core.text import cjk_share, is_cjk
 
@@ -39,6 +40,7 @@ class ChatComponents:
         sessions: SessionStore,
         models: ModelLoader,
         suggestions: SuggestionService | None = None,
+        registry: DocumentRegistry | None = None,
     ) -> None:
         self.settings = settings
         self.index = index
@@ -46,6 +48,8 @@ class ChatComponents:
         self.models = models
         self.suggestions = suggestions
         self.keywords = KeywordCache(index)
+        # What each document is about (``entity_scope``); without the registry, nothing is.
+        self.entities = EntityIndex(index, registry) if registry is not None else None
 
     # ------------------------------------------------------------------ builders
     def retriever(
@@ -65,13 +69,15 @@ class ChatComponents:
             top_k=k,
             multilingual=s.embed_provider in MULTILINGUAL,
             llm_factory=self.models.llm,
+            entities=self.entities,
         )
 
     def conversation(self, typed: str, history: History) -> ConversationQueries | None:
-        """The extra searches a follow-up gets from its conversation (``history_search``)."""
-        if not history or not self.settings.history_search:
+        """The extra searches a follow-up gets from its conversation (``history_search``), and
+        the earlier questions its subject is kept from (``entity_scope``)."""
+        if not history or not (self.settings.history_search or self.settings.retrieval.entity_scope):
             return None
-        return ConversationQueries(typed, history) or None
+        return ConversationQueries(typed, history, searches=self.settings.history_search) or None
 
     def memory(self, history: list[ChatMessage], question: str) -> ChatMemoryBuffer:
         """The conversation the model reads with ``question``, within its token budget."""
@@ -111,6 +117,15 @@ class ChatComponents:
         if mode == "llm" or (mode == "auto" and self.settings.llm_provider == "openai"):
             return self.models.llm()
         return None
+
+    def subjects_of(self, nodes: list[Any]) -> dict[str, str]:
+        """What the documents of these passages are about, for the prompt ("2023 Q2 AMZN.pdf
+        (Amazon.com, Inc.)"), so the model does not take one company's figure for another's."""
+        if self.entities is None or not self.settings.retrieval.entity_scope or not nodes:
+            return {}
+        known = self.entities.current()
+        docs = {doc_of(n.node) for n in nodes}
+        return {d: label for d in docs if (label := known.label(d))}
 
     # ------------------------------------------------------------------ what a turn says
     @property

@@ -20,7 +20,7 @@ import asyncio
 import functools
 import re
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,12 +187,18 @@ class DocentChatEngine(BaseChatEngine):
             self.timings["rerank_s"] = time.perf_counter() - t
         return Retrieved(nodes, notices, found.extras, found.stats)
 
-    def evidence(self, question: str, nodes: list[NodeWithScore]) -> list[Evidence]:
-        """The lines of the passages worth reading for ``question``, within the token budget."""
+    def evidence(
+        self, question: str, nodes: list[NodeWithScore], about: Mapping[str, str] | None = None
+    ) -> list[Evidence]:
+        """The lines of the passages worth reading for ``question``, within the token budget;
+        ``about``: what each document is about (by its name), written beside it."""
         passages = []
         for hit in nodes:
             meta = hit.node.metadata or {}
             file = str(meta.get("file_name") or meta.get("doc_key") or "document")
+            subject = (about or {}).get(str(meta.get("doc_key") or meta.get("file_name") or ""))
+            if subject:
+                file = f"{file} ({subject})"
             page = meta.get("page_label") or meta.get("page")
             text = hit.node.get_content()
             if meta.get("context"):  # the page's title and table header above this chunk

@@ -9,7 +9,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
 from llama_index.core.schema import NodeWithScore
 from llama_index.core.utils import get_tokenizer
 
@@ -94,3 +94,20 @@ def to_source(hit: NodeWithScore, extras: dict[str, float] | None = None) -> Sou
 def as_chat_messages(history: History) -> list[ChatMessage]:
     """(role, text) pairs as LlamaIndex chat messages."""
     return [ChatMessage(role=MessageRole(role), content=text) for role, text in history]
+
+
+def llama_timings(chunk: ChatResponse) -> dict[str, Any]:
+    """What llama.cpp reports on an answer's last chunk: the prompt tokens it read and those it
+    reused, the decode speed, and the threads the local model used (``providers.threads``)."""
+    raw = chunk.raw if isinstance(chunk.raw, dict) else None
+    figures = raw.get("timings") if raw else None
+    out: dict[str, Any] = {}
+    if isinstance(figures, dict) and "prompt_n" in figures:
+        out["prompt_read_tokens"] = int(figures.get("prompt_n") or 0)
+        out["prompt_cached_tokens"] = int(figures.get("cache_n") or 0)
+        if figures.get("predicted_per_second"):
+            out["decode_tokens_per_s"] = round(float(figures["predicted_per_second"]), 2)
+    threads = raw.get("threads") if raw else None
+    if isinstance(threads, dict):
+        out.update({k: v for k, v in threads.items() if isinstance(v, (int, float))})
+    return out

@@ -38,7 +38,7 @@ from rag_core.index import VectorIndex
 from rag_core.payloads import Source
 from rag_core.providers.models import ModelLoader
 from rag_core.settings import DocentSettings
-from rag_core.storage import Busy, Message, SessionStore, Summary
+from rag_core.storage import Busy, DocumentRegistry, Message, SessionStore, Summary
 from rag_core.suggestions import SuggestionService
 
 logger = logging.getLogger(__name__)
@@ -79,8 +79,9 @@ class ChatService:
         sessions: SessionStore,
         models: ModelLoader,
         suggestions: SuggestionService | None = None,
+        registry: DocumentRegistry | None = None,
     ) -> None:
-        self.components = ChatComponents(settings, index, sessions, models, suggestions)
+        self.components = ChatComponents(settings, index, sessions, models, suggestions, registry)
         self.settings = settings
         self.index = index
         self.sessions = sessions

@@ -40,7 +40,7 @@ from rag_core.chat.checking import TurnFigures, chunks_in
 from rag_core.chat.components import ChatComponents
 from rag_core.chat.engine import DocentChatEngine, Retrieved, rule_rewrite
 from rag_core.chat.evidence import preview_of
-from rag_core.chat.messages import STOPPED_MARK, ChatTurn, count_tokens, safe_error, to_source
+from rag_core.chat.messages import STOPPED_MARK, ChatTurn, count_tokens, llama_timings, safe_error, to_source
 from rag_core.errors import DocentError, ProviderError
 from rag_core.payloads import Source
 from rag_core.prompts import NO_ANSWER
@@ -204,9 +204,9 @@ class Turn:
             said.append(f"The documents found don't mention {', '.join(unmentioned)}: the answer is about the rest.")
         if found.notices:
             self.served_by["rerank"] = "skipped: " + found.notices[0]
-        evidence = engine.evidence(self.condensed_question, found.nodes) if found.nodes else []
-        if evidence and self.components.settings.check_figures:
-            # the cells the question asks for, found by structure, are read first
+        about = self.components.subjects_of(found.nodes)  # what each source's document is about
+        evidence = engine.evidence(self.condensed_question, found.nodes, about) if found.nodes else []
+        if evidence and self.components.settings.check_figures:  # the cells asked for, found by structure, first
             bm25 = self.components.keywords.get(self._names)
             self._figures = TurnFigures(self.condensed_question, found.nodes, chunks_in(bm25))
             evidence = self._figures.first(evidence)
@@ -216,7 +216,7 @@ class Turn:
             self.timings["prompt_tokens"] = sum(count_tokens(m.content or "") for m in messages)
         self._engine_timings()
         missing = found.stats.get("missing_names") if not found.nodes else None
-        refusal = (
+        refusal = found.stats.get("refusal") or (  # the documents don't cover a name (``entity_scope``)
             f"The documents don't mention {', '.join(missing)}: no indexed document names "
             f"{'it' if len(missing) == 1 else 'them'}, so there is nothing to answer from."
             if missing
@@ -245,7 +245,7 @@ class Turn:
         first = 0.0
         try:
             for chunk in chunks:
-                self._read_timings(chunk)
+                self.timings.update(llama_timings(chunk))
                 delta = chunk.delta or ""
                 if not delta:
                     continue
@@ -330,9 +330,9 @@ class Turn:
         }
         if answered.stopped:
             meta["stopped"] = True
-        if "figures_checked" in answered.timings:
-            meta["figures_checked"] = answered.figures_checked
-            meta["figures_unsupported"] = answered.figures_unsupported
+        meta.update(
+            {k: answered.timings[k] for k in ("figures_checked", "figures_unsupported") if k in answered.timings}
+        )
         if self.rewrite:
             meta["rewrite_edited"] = True
         if self.preview:
@@ -370,16 +370,3 @@ class Turn:
 
     def _engine_timings(self) -> None:
         self.timings.update({k: round(v, 3) for k, v in self._engine.timings.items()})
-
-    def _read_timings(self, chunk: ChatResponse) -> None:
-        """llama.cpp reports, on its last chunk, the prompt tokens it read and those it reused."""
-        raw = chunk.raw if isinstance(chunk.raw, dict) else None
-        figures = raw.get("timings") if raw else None
-        if isinstance(figures, dict) and "prompt_n" in figures:
-            self.timings["prompt_read_tokens"] = int(figures.get("prompt_n") or 0)
-            self.timings["prompt_cached_tokens"] = int(figures.get("cache_n") or 0)
-            if figures.get("predicted_per_second"):
-                self.timings["decode_tokens_per_s"] = round(float(figures["predicted_per_second"]), 2)
-        threads = raw.get("threads") if raw else None
-        if isinstance(threads, dict):  # the local model's threads for this answer (providers.threads)
-            self.timings.update({k: v for k, v in threads.items() if isinstance(v, (int, float))})

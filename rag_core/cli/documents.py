@@ -10,6 +10,7 @@ from pathlib import Path
 from rag_core import recovery
 from rag_core.cli.output import clear_line, emit, progress_to_stderr
 from rag_core.cli.startup import context
+from rag_core.entities import EntityIndex
 from rag_core.errors import DatabaseDamagedError, DatabaseUnavailableError
 from rag_core.health import check
 from rag_core.ingestion import OnConflict, iter_inputs
@@ -78,6 +79,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"PROBLEM: {e}")
         return 1
     reingested = recovery.repair(ctx.ingestion) if args.repair else []
+    profiled = EntityIndex(ctx.index, ctx.registry).fill() if args.repair else []  # what each one is about
     if reingested:
         done = [f"{r.file}: {r.status}" + (f" ({r.reason})" if r.reason else "") for r in reingested]
         ctx.notices.append("Ingested again from the stored copy: " + "; ".join(done))
@@ -88,6 +90,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         summary["reregistered"] = ctx.reregistered
     if reingested:
         summary["reingested"] = [r.file for r in reingested]
+    if profiled:
+        summary["profiled"] = profiled
     if ctx.notices:
         summary["notices"] = ctx.notices
     if args.json:

@@ -16,6 +16,9 @@ searches a follow-up: with its conversation when ``history_search`` is on) and `
 - ``answer_recall``: share of questions whose short ``gold_answer`` (a span of at most
   ``SPAN_MAX`` characters) appears in the retrieved text;
 - ``rewrite_f1`` (condensed): token F1 of the rewrite against ``gold_rewrite``;
+- ``foreign_sources``: mean share of the sources from a document about another entity than
+  the question's (questions with ``entity_files``); ``foreign_questions``: share of those
+  questions with at least one such source;
 - ``false_refusals``: share of answerable questions for which nothing was retrieved;
   ``correct_refusals``: share of unanswerable ones for which nothing was retrieved.
 

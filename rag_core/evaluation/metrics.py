@@ -74,6 +74,9 @@ def score_sources(q: EvalQuestion, sources: Sequence[Source], k: int) -> dict[st
         "refused": not top,
         "files": [s.get("file") for s in top],
     }
+    if q.entity_files:
+        foreign = [s for s in top if not any(file_matches(s.get("file"), f) for f in q.entity_files)]
+        out["foreign"] = round(len(foreign) / len(top), 4) if top else 0.0
     if q.gold_answer and len(q.gold_answer) <= SPAN_MAX:
         text = squash(" ".join(str(s.get("text") or "") for s in top))
         out["answer_found"] = squash(q.gold_answer) in text
@@ -102,6 +105,10 @@ def summarise(rows: list[dict[str, Any]], questions: list[EvalQuestion]) -> dict
     if spans:
         out["answer_recall"] = mean([1.0 if s else 0.0 for s in spans])
         out["n_answers"] = len(spans)
+    foreign = [r["foreign"] for r in rows if r.get("foreign") is not None]
+    if foreign:  # sources from a document about another entity than the one the question is about
+        out["foreign_sources"] = mean(foreign)
+        out["foreign_questions"] = mean([1.0 if f > 0 else 0.0 for f in foreign])
     rewrites = [r["rewrite_f1"] for r in rows if r.get("rewrite_f1") is not None]
     if rewrites:
         out["rewrite_f1"] = mean(rewrites)

@@ -8,7 +8,9 @@
 
 Only ``question`` is required. ``history`` alternates user and assistant turns, oldest
 first. ``gold_pages`` are 1-based pages of the ``gold_files``. ``answerable: false`` marks
-a question the corpus cannot answer. A bad line is reported by file and line number.
+a question the corpus cannot answer. ``entity_files``: every document about what the question
+names (a company's filings); a source from any other is another entity's. A bad line is
+reported by file and line number.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ _EXPECTED = {
     "history": '"history" must be a list of strings (user, assistant, user, ...)',
     "gold_files": '"gold_files" must be a list of file names',
     "gold_pages": '"gold_pages" must be a list of page numbers',
+    "entity_files": '"entity_files" must be a list of file names',
 }
 
 
@@ -42,6 +45,7 @@ class EvalQuestion(BaseModel):
     gold_pages: list[int] = []
     gold_answer: str | None = None
     answerable: bool = True
+    entity_files: list[StrictStr] = []  # every document about what the question names (any other is foreign)
 
     @field_validator("question", mode="before")
     @classmethod
@@ -79,7 +83,10 @@ class EvalQuestion(BaseModel):
         """Validate one decoded line; ``where`` ("file:line") prefixes the error message."""
         if not isinstance(obj, dict):
             raise ConfigError(f'{where}: each line needs a JSON object with a non-empty "question"')
-        data = {k: ([] if v is None and k in ("history", "gold_files", "gold_pages") else v) for k, v in obj.items()}
+        data = {
+            k: ([] if v is None and k in ("history", "gold_files", "gold_pages", "entity_files") else v)
+            for k, v in obj.items()
+        }
         try:
             q = cls.model_validate(data)
         except ValidationError as e:

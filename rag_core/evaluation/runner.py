@@ -245,6 +245,7 @@ _RETRIEVAL_FIELDS = (
     "neighbor_window",
     "cjk_vector_weight",
     "document_weight",
+    "entity_scope",
 )
 
 
@@ -268,6 +269,7 @@ def format_table(result: EvalResult) -> str:
         "rewrite_f1",
         "false_refusals",
         "correct_refusals",
+        "foreign_sources",
         "answer_accuracy",
         "answer_accuracy_page_retrieved",
         "citation_page",

@@ -36,6 +36,7 @@ from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
 
 from rag_core import loaders
+from rag_core.entities import read_and_keep
 from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError
 from rag_core.files import Progress, atomic_copy, atomic_write, file_digest
 from rag_core.index import VectorIndex
@@ -281,6 +282,7 @@ class IngestionService:
             if loaded.ocr:  # the line boxes of OCR'd pages, for the viewer (and a re-read skips OCR)
                 atomic_write(sidecar, sidecar_json(loaded.ocr).encode("utf-8"))
             chunks = self.index.chunk_count(target)
+            self._read_subjects(target, sha)
             self.registry.mark_indexed(target, loaded.pages, chunks)
             self.markers.drop(target)
             self.index.bump()
@@ -293,6 +295,15 @@ class IngestionService:
         result = IngestResult(target, status, pages=loaded.pages, chunks=chunks, warnings=loaded.warnings)
         result.ocr_pages = len(loaded.ocr)
         return result
+
+    def _read_subjects(self, name: str, sha: str) -> None:
+        """What the document is about, read from its chunks now that they are stored
+        (``rag_core.entities``). A failure costs nothing but the reading: it is tried again
+        the first time a question needs it."""
+        try:
+            read_and_keep(self.index, self.registry, name, sha)
+        except Exception:
+            logger.exception("could not read what %s is about; it is read again when a question needs it", name)
 
     @contextlib.contextmanager
     def _written(self, name: str, source: Path) -> Iterator[None]:

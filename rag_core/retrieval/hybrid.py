@@ -18,6 +18,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters, VectorStoreQuery
 
+from rag_core.entities import EntityIndex, Scope, decide
 from rag_core.index import VectorIndex
 from rag_core.retrieval.dates import asks_latest, latest_documents
 from rag_core.retrieval.fusion import Fused, RankedList, by_document, fuse
@@ -25,7 +26,7 @@ from rag_core.retrieval.keywords import KeywordCache, doc_of
 from rag_core.retrieval.pages import statement_list
 from rag_core.retrieval.queries import ConversationQueries, query_variants
 from rag_core.retrieval.result import Retrieval
-from rag_core.retrieval.routing import route_by_name
+from rag_core.retrieval.routing import interleave, route_by_name
 from rag_core.retrieval.windows import widen
 from rag_core.settings import RetrievalSettings
 from rag_core.text import is_cjk
@@ -70,9 +71,11 @@ class HybridRetriever(BaseRetriever):
         top_k: int | None = None,
         multilingual: bool = False,
         llm_factory: Callable[[], Any] | None = None,
+        entities: EntityIndex | None = None,
     ) -> None:
         super().__init__()
         self.index = index
+        self.entities = entities  # what each document is about (``entity_scope``)
         self.keywords = keywords
         self.settings = settings
         self.names = names
@@ -169,8 +172,11 @@ class HybridRetriever(BaseRetriever):
     def search(self, query: str, conversation: ConversationQueries | None = None) -> Retrieval:
         """Search ``query``; ``conversation``: a follow-up's conversation, searched with it
         (``history_search``)."""
+        scope = self._scope(query, conversation)
+        if scope is not None and scope.refused:
+            return Retrieval([], {}, {**scope.stats(), "gated": True})
         s = self.settings
-        pool = max(self.top_k * 3, 10)
+        pool = max(self.top_k * 3, 10) * (len(scope.routes) if scope else 1)  # candidates enough for each
         lists = self._lists(query, 1.0, pool)
         stats: dict[str, Any] = {}
         variants = query_variants(query, s.multi_query, self.llm_factory) if s.multi_query != "off" else []
@@ -199,6 +205,8 @@ class HybridRetriever(BaseRetriever):
         if s.relevance_gate and signals["relevance"] < s.gate_threshold:
             stats["gated"] = True
             return Retrieval([], {}, stats)
+        if scope is not None:
+            return self._within(scope, fused, stats, query, conversation)
         hits = self._select(fused, stats)
         if s.name_gate and hits and s.retrieval_mode != "vector" and not is_cjk(query):
             said, routed = route_by_name(
@@ -212,6 +220,48 @@ class HybridRetriever(BaseRetriever):
             if routed is not None:
                 return Retrieval(routed.hits, routed.extras, stats)
         return Retrieval(hits, {h.node.node_id: fused.extras[h.node.node_id] for h in hits}, stats)
+
+    def _scope(self, query: str, conversation: ConversationQueries | None) -> Scope | None:
+        """Which documents the question's names are about (``entity_scope``:
+        ``rag_core.entities.scope``); None when the names decide nothing."""
+        if self.entities is None or not self.settings.entity_scope or is_cjk(query):
+            return None
+        return decide(
+            self.entities.current(),
+            self.keywords.get(self.names),
+            query,
+            typed=conversation.typed if conversation else None,
+            previous=conversation.previous if conversation else (),
+            allowed=self.names,
+        )
+
+    def _within(
+        self, scope: Scope, fused: Fused, stats: dict[str, Any], query: str, conversation: ConversationQueries | None
+    ) -> Retrieval:
+        """The passages of the documents the question's names are about: one thing named, in
+        the order the search ranked them (other documents' passages dropped; too few of its own
+        among the candidates topped up from a search in its documents); several, each also
+        searched in its own documents (the two rankings interleaved), then all interleaved."""
+        per_route: list[list[NodeWithScore]] = []
+        extras = dict(fused.extras)
+        for _, docs in scope.routes:
+            keep = set(docs)
+            ranked = [(nid, score) for nid, score in fused.ranked if doc_of(fused.by_id[nid].node) in keep]
+            hits = self._select(Fused(ranked, fused.by_id, fused.extras), stats)
+            if len(scope.routes) > 1:  # and searched in its own documents: both rankings count
+                sub = self._search_in(sorted(keep), query, conversation)
+                hits = interleave([hits, sub.hits], self.top_k)
+                extras.update(sub.extras)
+            elif len(hits) < self.top_k:
+                sub = self._search_in(sorted(keep), query, conversation)
+                seen = {h.node.node_id for h in hits}
+                hits += [h for h in sub.hits if h.node.node_id not in seen][: self.top_k - len(hits)]
+                extras.update(sub.extras)
+            per_route.append(hits)
+        hits = interleave(per_route, self.top_k)
+        return Retrieval(
+            hits, {h.node.node_id: extras.get(h.node.node_id, {}) for h in hits}, {**stats, **scope.stats()}
+        )
 
     def _search_in(self, names: list[str], query: str, conversation: ConversationQueries | None) -> Retrieval:
         """``query`` searched in the documents ``names`` alone, not routed again."""

@@ -59,11 +59,17 @@ def query_variants(query: str, how: str, llm_factory: Callable[[], Any] | None, 
 
 
 class ConversationQueries:
-    """What a follow-up's conversation adds to its search (``history_search``)."""
+    """What a follow-up's conversation adds to its search (``history_search``), and what it
+    says of the follow-up: the question as typed and the questions before it (``previous``,
+    oldest first), from which a follow-up that names nothing keeps its subject
+    (``entity_scope``). ``searches=False``: no extra searches, the rest kept."""
 
-    def __init__(self, question: str, history: list[tuple[str, str]]) -> None:
+    def __init__(self, question: str, history: list[tuple[str, str]], *, searches: bool = True) -> None:
         answers = [text for role, text in history if role == "assistant" and text]
         questions = [text for role, text in history if role == "user" and text]
+        self.typed = question
+        self.previous = questions
+        self.searches = searches
         self.answer_head = head_words(answers[-1], ANSWER_WORDS) if answers else ""
         earlier = questions[-EARLIER_QUESTIONS:]
         self.earlier = " ".join([*earlier, question]) if earlier else ""
@@ -73,6 +79,8 @@ class ConversationQueries:
 
     def queries(self, query: str) -> list[str]:
         """The extra searches for ``query`` (the rewrite actually searched)."""
+        if not self.searches:
+            return []
         out = []
         if self.answer_head:
             out.append(f"{self.answer_head} {query}")

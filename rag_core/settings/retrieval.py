@@ -50,6 +50,14 @@ class RetrievalSettings(BaseModel):
         'something (a capitalised name) that no document and no file name holds: "Tesla\'s revenue" over filings '
         "of other companies gets no neighbour's figure (docs/evaluation.md has what it costs).",
     )
+    entity_scope: bool = Field(
+        default=True,
+        description="Answer a question that names a company, product or person from the documents about it "
+        "(the issuer on a filing's cover, the name that runs through a document), a follow-up that names "
+        "nothing from the conversation's, and say the documents don't cover a name no document is about "
+        '("Target\'s revenue" over other retailers\' filings that use "target" as a word) without asking the '
+        "LLM (docs/evaluation.md, 'Answers that stay with what the question names').",
+    )
     relevance_gate: bool = Field(
         default=False,
         description='Answer "the documents don\'t say" without asking the LLM when the best passages are '

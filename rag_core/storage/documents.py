@@ -105,4 +105,31 @@ class DocumentRegistry:
 
     def remove(self, name: str) -> None:
         with self.db.connect() as c:
+            c.execute("DELETE FROM document_entities WHERE library = ? AND name = ?", (self.library, name))
             c.execute("DELETE FROM documents WHERE library = ? AND name = ?", (self.library, name))
+
+    # ------------------------------------------------------------------ what each one is about
+    def entities(self) -> dict[str, tuple[str, int, str]]:
+        """Per document of this library: (the sha256 it was read from, the reader's version,
+        its JSON) — ``rag_core.entities`` writes and reads the JSON."""
+        rows = self.db.query(
+            "SELECT name, sha256, reader, data FROM document_entities WHERE library = ?", (self.library,)
+        )
+        return {r["name"]: (r["sha256"], int(r["reader"]), r["data"]) for r in rows}
+
+    def set_entities(self, name: str, sha256: str, reader: int, data: str) -> bool:
+        """Keep what ``name`` is about; False (nothing kept) when the document is no longer
+        registered with this digest (deleted or replaced meanwhile)."""
+        with self.db.connect() as c:
+            current = c.execute(
+                "SELECT sha256 FROM documents WHERE library = ? AND name = ?", (self.library, name)
+            ).fetchone()
+            if current is None or current[0] != sha256:
+                return False
+            c.execute(
+                "INSERT INTO document_entities (library, name, sha256, reader, data) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(library, name) DO UPDATE SET sha256 = excluded.sha256, reader = excluded.reader,"
+                " data = excluded.data",
+                (self.library, name, sha256, reader, data),
+            )
+        return True

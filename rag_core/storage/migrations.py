@@ -156,6 +156,22 @@ def m007_session_claims(d: Dialect) -> str:
         """
 
 
+def m008_document_entities(d: Dialect) -> str:
+    """What each document is about (``rag_core.entities``): read from its chunks once, kept
+    beside its registry row and dropped with it. ``sha256`` is the version of the document it
+    was read from and ``reader`` the version of the reading: either differing, it is read again."""
+    return f"""
+        CREATE TABLE document_entities (
+            library TEXT NOT NULL DEFAULT '',
+            name TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            reader {d.integer} NOT NULL,
+            data TEXT NOT NULL,  -- JSON: subjects, the names it uses, its parts
+            PRIMARY KEY (library, name)
+        );
+        """
+
+
 MIGRATIONS: list[Migration] = [
     m001_sessions,
     m002_documents,
@@ -164,4 +180,5 @@ MIGRATIONS: list[Migration] = [
     m005_shared_state,
     m006_kvstore,
     m007_session_claims,
+    m008_document_entities,
 ]

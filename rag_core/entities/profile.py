@@ -1,0 +1,247 @@
+"""What one document is about, read from its chunks: its subjects and the names it uses.
+
+- **Subjects**: the company (or product, or person) the document is about, with the names a
+  question may call it by. In order of strength: the registrant a filing's cover names
+  ("NVIDIA CORPORATION / (Exact name of registrant as specified in its charter)"), with its
+  trading symbol; a company named with its legal form or its ticker at the head of the
+  document ("Walmart Inc. Reports Second Quarter Results", "Costco (Nasdaq: COST)"); else a
+  name of the document's title that runs through the document (on most of its pages) or
+  that its file name repeats ("Zephyr pump manual.pdf").
+- **Names**: every word the document writes capitalised inside a sentence (not in a line set
+  in capitals, not a sentence's first word), with the number of its parts (pages; chunks for
+  a document without pages) that do so. "Target" the company is a name; "target" the word is
+  not; a company named on one page of another's filing is mentioned in passing.
+
+Read from the stored chunks, so a document indexed before this existed is read the same way
+as a new one, without parsing or embedding it again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rag_core.entities.names import terms_of
+from rag_core.text import is_title, tokenize
+
+READER = 3  # bump when the reading changes: every document is read again (from its chunks)
+
+HEAD_LINES = 12  # lines at the head of a document where its title and letterhead are
+HEADING_WORDS = 5  # a heading line is this short and ends without a sentence's punctuation
+TITLE_WORDS = 14  # a longer line is prose, not a title
+RUN_SHARE = 0.5  # a title's name on at least this share of the parts runs through the document
+
+_REGISTRANT = re.compile(r"\(\s*exact name of (?:the )?registrant", re.IGNORECASE)
+_LEGAL = r"(?i:Inc|Incorporated|Corporation|Corp|Company|Co|Ltd|Limited|LLC|L\.?P|PLC|N\.V|S\.A|AG|SE|GmbH)\b\.?"
+_NAME_WORD = r"[A-Z][A-Za-z0-9.&'’\-]*"
+_ORG = re.compile(rf"^\s*((?:The\s+)?{_NAME_WORD}(?:\s+(?:{_NAME_WORD}|&|and|of)){{0,4}}?),?\s+{_LEGAL}")
+_TICKER = re.compile(
+    rf"((?:{_NAME_WORD}\s+){{0,3}}{_NAME_WORD}),?(?:\s+{_LEGAL})?\s*\(\s*(?i:NYSE American|NYSE|Nasdaq|TSX|LSE|OTC)"
+    r"\s*:\s*([A-Z]{1,5}(?:\.[A-Z])?)\s*\)"
+)
+_SYMBOL = re.compile(r"\b([A-Z]{1,5}(?:\.[A-Z])?)\s+(?:The\s+)?(?i:Nasdaq|New York Stock Exchange|NYSE)\b(?!\s*:)")
+_CAPITALISED = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Za-z0-9&'’.\-]*")
+_RUN = re.compile(r"[A-Z][A-Za-z0-9&'’.\-]*(?:[ \t]+[A-Z0-9][A-Za-z0-9&'’.\-]*)*")
+_SENTENCE_END = (".", "?", "!", ":", ";", "•", "“", '"')
+# Words a title is made of that name no subject.
+_TITLE_WORDS = frozenset(
+    "report reports annual quarterly results result press release news form table contents page financial "
+    "statements statement securities exchange commission united states washington company corporation inc "
+    "section part item note notes summary overview introduction chapter appendix manual guide user handbook "
+    "edition version draft final".split()
+)
+_LEADING = frozenset("today yesterday the a an and in on at by for from with as said announced".split())
+
+
+@dataclass
+class Subject:
+    """What a document is about: its name as written, the names that call it (terms), its tickers."""
+
+    name: str
+    aliases: list[list[str]] = field(default_factory=list)
+    tickers: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Profile:
+    """What one document is about (``subjects``) and the names it uses (term → parts)."""
+
+    subjects: list[Subject] = field(default_factory=list)
+    names: dict[str, int] = field(default_factory=dict)
+    parts: int = 0
+    chunks: int = 0
+    headings: list[str] = field(default_factory=list)  # terms its short heading lines write capitalised
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Profile:
+        subjects = [Subject(**s) for s in data.get("subjects") or []]
+        names = {str(k): int(v) for k, v in (data.get("names") or {}).items()}
+        headings = [str(t) for t in data.get("headings") or []]
+        return cls(subjects, names, int(data.get("parts") or 0), int(data.get("chunks") or 0), headings)
+
+
+def read_profile(name: str, chunks: Iterable[tuple[Any, str]]) -> Profile:
+    """The profile of the document ``name`` from its chunks ((page or None, text), in order)."""
+    chunks = list(chunks)
+    parts: dict[Any, list[str]] = {}
+    for i, (page, text) in enumerate(chunks):
+        parts.setdefault(page if isinstance(page, int) else f"chunk{i:06d}", []).append(text or "")
+    names: Counter[str] = Counter()
+    for texts in parts.values():
+        names.update(set().union(*(capitalised(t) for t in texts)))
+    pages = sorted(parts, key=lambda p: (0, p, "") if isinstance(p, int) else (1, 0, p))
+    head = _head_lines(parts[pages[0]]) if pages else []
+    first = "\n".join(parts[pages[0]]) if pages else ""
+    subjects = _registrants(first) or _companies(head, first, names) or _title_names(head, name, names, len(parts))
+    symbols = _symbols(first)
+    if len(subjects) == 1 and symbols:  # the cover's trading symbols are the one subject's
+        subjects[0].tickers = sorted({*subjects[0].tickers, *(t.lower() for t in symbols)})
+    whole = "\n".join(t for texts in parts.values() for t in texts)
+    for subject in subjects:
+        subject.name = _as_written(subject.name, whole)
+    return Profile(subjects, dict(names), len(parts), len(chunks), sorted(headings(whole)))
+
+
+def capitalised(text: str) -> set[str]:
+    """The terms ``text`` writes capitalised inside a sentence, outside lines set in capitals."""
+    out: set[str] = set()
+    previous = "."  # the text's first word may start a sentence: not taken as a name
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if is_title(line) or not any(c.islower() for c in line):
+            previous = "."
+            continue
+        for match in _CAPITALISED.finditer(line):
+            # A line's first word continues the line above unless that one ended a sentence.
+            before = line[: match.start()].rstrip() or previous
+            if before.endswith(_SENTENCE_END):
+                continue
+            out.update(t for t in tokenize(match.group(0)) if len(t) > 1 and not t.isdigit())
+        previous = line
+    return out
+
+
+def headings(text: str) -> set[str]:
+    """The terms written capitalised in short heading lines ("Chapter 2: Capacity", "Data
+    Center"): a question naming one ("the section on Capacity") names a part of the document,
+    not a company the documents would have to be about."""
+    out: set[str] = set()
+    for line in (text or "").splitlines():
+        line = line.strip()
+        words = line.split()
+        if not words or len(words) > HEADING_WORDS or line[-1] in ".,;?!" or not any(c.islower() for c in line):
+            continue
+        for match in _CAPITALISED.finditer(line):
+            out.update(t for t in tokenize(match.group(0)) if len(t) > 1 and not t.isdigit())
+    return out
+
+
+def _head_lines(texts: list[str]) -> list[str]:
+    lines = [ln.strip() for ln in "\n".join(texts).splitlines() if ln.strip()]
+    return lines[:HEAD_LINES]
+
+
+def _subject(name: str, tickers: Iterable[str] = ()) -> Subject | None:
+    name = re.sub(r"\s+", " ", name).strip(" ,;:")
+    full = list(tokenize(name))
+    core = list(terms_of(name))
+    if not core:
+        return None
+    aliases = [core] + ([full] if full != core else [])
+    return Subject(name, aliases, sorted({t.lower() for t in tickers}))
+
+
+def _symbols(text: str) -> list[str]:
+    """Trading symbols of a filing's cover ("Common Stock … NVDA The Nasdaq Global Select Market")."""
+    at = text.lower().find("trading symbol")
+    if at < 0:
+        return []
+    return [m.group(1) for m in _SYMBOL.finditer(text[at : at + 800]) if m.group(1).isupper()]
+
+
+def _registrants(first: str) -> list[Subject]:
+    """The registrant a filing's cover names: the line above "(Exact name of registrant…)"."""
+    lines = first.splitlines()
+    for i, line in enumerate(lines):
+        if _REGISTRANT.search(line):
+            above = [ln.strip() for ln in lines[:i] if ln.strip() and not set(ln.strip()) <= set("_-–— ")]
+            head = line[: _REGISTRANT.search(line).start()].strip()  # type: ignore[union-attr]
+            written = head or (above[-1] if above else "")
+            subject = _subject(written)
+            return [subject] if subject else []
+    return []
+
+
+def _as_written(name: str, text: str) -> str:
+    """A name set in capitals ("AMAZON.COM, INC.") as the text writes it in a sentence, if it does."""
+    if not name.isupper():
+        return name
+    for m in re.finditer(re.escape(name.rstrip(".")), text, re.IGNORECASE):
+        if not m.group(0).isupper():
+            return m.group(0) + ("." if name.endswith(".") else "")
+    return name
+
+
+def _companies(head: list[str], first: str, names: Counter[str]) -> list[Subject]:
+    """Companies named at the head of a document with their legal form or their ticker; the one
+    the document names most, and any named nearly as often."""
+    found: dict[str, Subject] = {}
+    for match in _TICKER.finditer(first):
+        subject = _subject(_strip_leading(match.group(1)), [match.group(2)])
+        if subject:
+            found.setdefault(subject.aliases[0][0], subject).tickers = sorted(
+                {*found.get(subject.aliases[0][0], subject).tickers, match.group(2).lower()}
+            )
+    for line in head:
+        if len(line.split()) > TITLE_WORDS:
+            continue
+        org = _ORG.match(line)
+        if org:
+            subject = _subject(org.group(0))
+            if subject and subject.aliases[0][0] not in found:
+                found[subject.aliases[0][0]] = subject
+    if not found:
+        return []
+    weight = {key: names.get(key, 0) for key in found}
+    top = max(weight.values())
+    return [s for key, s in found.items() if weight[key] >= top / 2]
+
+
+def _strip_leading(name: str) -> str:
+    """A name caught with the sentence's first words ("Today Walmart" → "Walmart")."""
+    words = name.split()
+    while len(words) > 1 and words[0].lower() in _LEADING:
+        words = words[1:]
+    return " ".join(words)
+
+
+def _title_names(head: list[str], file_name: str, names: Counter[str], parts: int) -> list[Subject]:
+    """A name of the document's title that runs through it, or that its file name repeats."""
+    stem = set(tokenize(re.sub(r"\.[A-Za-z0-9]{1,5}$", "", file_name)))
+    best: tuple[int, str] | None = None
+    for line in head[:4]:
+        if len(line.split()) > TITLE_WORDS:
+            continue
+        for match in _RUN.finditer(line):
+            words = match.group(0).split()
+            while words and set(tokenize(words[-1])) <= _TITLE_WORDS:
+                words.pop()
+            while words and set(tokenize(words[0])) <= _TITLE_WORDS | _LEADING:
+                words.pop(0)
+            terms = [t for t in tokenize(" ".join(words)) if len(t) > 2 and not t.isdigit()]
+            if not terms:
+                continue
+            spread = max(names.get(t, 0) for t in terms)
+            runs = parts >= 2 and spread >= max(2, RUN_SHARE * parts)
+            if (runs or (stem & set(terms) and spread >= 1)) and (best is None or spread > best[0]):
+                best = (spread, " ".join(words).strip(".,:;"))
+    subject = _subject(best[1]) if best else None
+    return [subject] if subject else []

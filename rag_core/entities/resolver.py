@@ -1,0 +1,166 @@
+"""The profiles of the indexed documents, and which documents a question's names are about.
+
+Profiles are kept in the registry (``document_entities``), written when a document is
+ingested. A document without one (indexed before profiles existed, or read by an older
+reader) is read from its stored chunks the first time the profiles are needed, or by
+``check --repair``: nothing is parsed or embedded again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from rag_core.entities.names import Name, name_matches
+from rag_core.entities.profile import READER, Profile, read_profile
+from rag_core.index import VectorIndex
+from rag_core.storage import DocumentRegistry
+
+logger = logging.getLogger(__name__)
+
+MIN_CHUNKS = 3  # a shorter document says nothing its passages don't: searched as passages, not by subject
+COVER_PARTS = 3  # a name on this many pages of a document (fewer for a short one) is more than a passing mention
+
+
+def read_and_keep(index: VectorIndex, registry: DocumentRegistry, name: str, sha256: str) -> Profile:
+    """Read ``name``'s profile from its stored chunks and keep it in the registry."""
+    nodes = index.all_nodes([name])
+    ordered = sorted(
+        nodes,
+        key=lambda n: (
+            n.metadata.get("page") if isinstance(n.metadata.get("page"), int) else 1 << 30,
+            n.start_char_idx or 0,
+        ),
+    )
+    profile = read_profile(name, [(n.metadata.get("page"), n.get_content()) for n in ordered])
+    registry.set_entities(name, sha256, READER, json.dumps(profile.as_json(), ensure_ascii=False))
+    return profile
+
+
+class EntityIndex:
+    """The profiles of the indexed documents, cached until the index changes."""
+
+    def __init__(self, index: VectorIndex, registry: DocumentRegistry) -> None:
+        self.index = index
+        self.registry = registry
+        self._lock = threading.Lock()
+        self._cached: tuple[Any, Entities] | None = None
+
+    def current(self) -> Entities:
+        """The profiles of every indexed document (unread ones read and kept first)."""
+        version = self.index.version
+        with self._lock:
+            if self._cached is None or self._cached[0] != version:
+                self._cached = (version, Entities(self._profiles()))
+            return self._cached[1]
+
+    def missing(self) -> list[str]:
+        """Indexed documents without a current profile."""
+        rows = self.registry.entities()
+        return [r.name for r in self.registry.list() if not _current(rows.get(r.name), r.sha256)]
+
+    def fill(self) -> list[str]:
+        """Read and keep every missing profile; the documents read."""
+        with self._lock:
+            self._cached = None
+            done = []
+            rows = self.registry.entities()
+            for rec in self.registry.list():
+                if not _current(rows.get(rec.name), rec.sha256):
+                    read_and_keep(self.index, self.registry, rec.name, rec.sha256)
+                    done.append(rec.name)
+            return done
+
+    def _profiles(self) -> dict[str, Profile]:
+        rows = self.registry.entities()
+        out: dict[str, Profile] = {}
+        for rec in self.registry.list():
+            row = rows.get(rec.name)
+            try:
+                if _current(row, rec.sha256):
+                    out[rec.name] = Profile.from_json(json.loads(row[2]))  # type: ignore[index]
+                    continue
+            except (ValueError, TypeError, KeyError) as e:
+                logger.warning("the profile of %s is unreadable (%s): reading it again", rec.name, e)
+            try:
+                out[rec.name] = read_and_keep(self.index, self.registry, rec.name, rec.sha256)
+            except Exception:  # a profile is a help: never fail a question for it
+                logger.exception("could not read what %s is about", rec.name)
+        return out
+
+
+def _current(row: tuple[str, int, str] | None, sha256: str) -> bool:
+    return row is not None and row[0] == sha256 and row[1] == READER
+
+
+@dataclass
+class Coverage:
+    """How the documents cover a name no document is about."""
+
+    state: str  # absent | word | passing | covered
+    docs: set[str]  # the documents that mention it (as a word or as a name)
+
+
+class Entities:
+    """What each document is about, and the names it uses (``Profile``), for deciding which
+    documents a question's names are about."""
+
+    def __init__(self, profiles: dict[str, Profile]) -> None:
+        self.profiles = profiles
+        # Documents long enough to speak for their subjects.
+        self.speaking = {d for d, p in profiles.items() if p.subjects and p.chunks >= MIN_CHUNKS}
+
+    def about(self, name: Name, allowed: set[str] | None = None) -> set[str]:
+        """The documents about what ``name`` names (by a subject's name or ticker)."""
+        out = set()
+        for doc in self.speaking if allowed is None else self.speaking & allowed:
+            for subject in self.profiles[doc].subjects:
+                if any(name_matches(name.terms, tuple(alias)) for alias in subject.aliases) or (
+                    name.capitals and len(name.terms) == 1 and name.terms[0] in subject.tickers
+                ):
+                    out.add(doc)
+                    break
+        return out
+
+    def label(self, doc: str) -> str | None:
+        """What ``doc`` is about, as it writes it ("NVIDIA Corporation"), if it speaks for a subject."""
+        if doc not in self.speaking:
+            return None
+        return " and ".join(s.name for s in self.profiles[doc].subjects)
+
+    def coverage(self, name: Name, mentioned: set[str]) -> Coverage:
+        """How ``mentioned`` (the documents that hold the name's terms in any case) cover it:
+        ``covered`` when one of them does not speak for a subject (a note, a passage: it may
+        be about anything it says) or names it on enough of its pages; ``passing`` when those
+        speaking for other subjects name it on a page or two; ``word`` when they hold it only
+        as a word ("target") or in capitals lines; ``absent`` when none holds it."""
+        if not mentioned:
+            return Coverage("absent", mentioned)
+        if mentioned - self.speaking:
+            return Coverage("covered", mentioned)
+        if not name.owner and any(all(t in self.profiles[d].headings for t in name.terms) for d in mentioned):
+            return Coverage("covered", mentioned)  # a section of a document ("the section on Capacity")
+        best = "word"
+        for doc in mentioned:
+            profile = self.profiles[doc]
+            # A name of several words counts as written as a name where any of them is: a
+            # heading's first word ("Condensed Consolidated Statements") starts its line.
+            spread = max(profile.names.get(t, 0) for t in name.terms)
+            if spread >= min(COVER_PARTS, math.ceil(profile.parts / 2)) and spread > 0:
+                return Coverage("covered", mentioned)
+            if spread > 0:
+                best = "passing"
+        return Coverage(best, mentioned)
+
+    def subjects(self, allowed: set[str] | None = None) -> list[str]:
+        """What the documents are about, most documents first (for saying what they do cover)."""
+        count: dict[str, int] = {}
+        for doc in self.speaking if allowed is None else self.speaking & allowed:
+            label = self.label(doc)
+            if label:
+                count[label] = count.get(label, 0) + 1
+        return sorted(count, key=lambda k: (-count[k], k))
