@@ -20,8 +20,10 @@ from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter,
 
 from rag_core.entities import EntityIndex, Scope, decide
 from rag_core.index import VectorIndex
+from rag_core.retrieval.dates import asks_latest, latest_documents
 from rag_core.retrieval.fusion import Fused, RankedList, by_document, fuse
 from rag_core.retrieval.keywords import KeywordCache, doc_of
+from rag_core.retrieval.pages import statement_list
 from rag_core.retrieval.queries import ConversationQueries, query_variants
 from rag_core.retrieval.result import Retrieval
 from rag_core.retrieval.routing import interleave, route_by_name
@@ -129,12 +131,20 @@ class HybridRetriever(BaseRetriever):
                 NodeWithScore(node=bm.nodes[i], score=score) for key, score in pages for i in bm.page_nodes[key]
             ]
             lists = [*lists, ("page_score", s.page_weight, page_list)]
+        doc_scores = None  # the statement pages and "the latest report" weigh every document
+        if s.statement_weight > 0 or (s.latest_weight > 0 and asks_latest(query)):
+            doc_scores = latest_documents(query, bm, doc_of, bm.doc_scores(query, s.name_weight), s.latest_weight)
+            statements = statement_list(query, bm, doc_of, doc_scores) if s.statement_weight > 0 else []
+            if statements:
+                lists = [*lists, ("statement_score", s.statement_weight, statements)]
         fused = fuse(lists)
         weight = s.document_weight
         if weight <= 0 or not fused.ranked:
             return fused
-        candidates = {doc_of(hit.node) for hit in fused.by_id.values()}
-        docs = by_document(fused, bm.doc_scores(query, s.name_weight, docs=candidates), doc_of, bm.doc_chunks)
+        if doc_scores is None:  # only the candidates' documents (an index of many documents)
+            candidates = {doc_of(hit.node) for hit in fused.by_id.values()}
+            doc_scores = bm.doc_scores(query, s.name_weight, docs=candidates)
+        docs = by_document(fused, doc_scores, doc_of, bm.doc_chunks)
         return fuse([*lists, ("document_score", weight, docs)])
 
     # ------------------------------------------------------------------ signals

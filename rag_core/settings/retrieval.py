@@ -105,3 +105,20 @@ class RetrievalSettings(BaseModel):
         description="Weight, in the rank fusion, of a list of the chunks of the pages that best match the question "
         "as a whole (PDFs; 0: off).",
     )
+    statement_weight: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=4.0,
+        description="Weight, in the rank fusion, of a list of the pages whose table row labels and titles the "
+        'question names ("operating expenses", "cash flows"), statement pages first, in the documents the question '
+        "is about (those whose first page holds the names and the dates it states); empty when it names no line "
+        "item; PDFs; 0: off.",
+    )
+    latest_weight: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=4.0,
+        description='For a question asking for "the latest" or "most recent" report: the extra weight, in the '
+        "document list, of the latest-dated of the documents the question is about (by the dates on their first "
+        "page; 0: off).",
+    )
