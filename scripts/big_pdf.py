@@ -26,9 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+SHARED = ROOT.parent / "shared" / "data"  # ../shared beside the checkout (its README)
 SOURCES = [
-    *sorted(Path("/work/shared/data/corpus/pdfs/large_page_count").glob("*.pdf")),
-    *sorted(Path("/work/evalsets/sec10q/corpus").glob("*.pdf")),
+    *sorted((SHARED / "corpus/pdfs/large_page_count").glob("*.pdf")),
+    *sorted((SHARED / "eval/sec10q/data/v1/docs").glob("*.pdf")),
 ]
 QUESTION = "What was Microsoft's total revenue for the three months ended December 31, 2022?"
 
