@@ -424,8 +424,13 @@ def test_real_model_streams_chat_and_completes(real_llm):
 def test_real_model_streaming_is_incremental(real_llm):
     started = time.perf_counter()
     stamps = []
-    for _ in real_llm.stream_complete("Count from 1 to 10, separated by spaces.", max_tokens=24):
+    swap = 0.0  # a reload for threads re-chosen as the machine's load changed (``providers.threads``)
+    for r in real_llm.stream_complete("Count from 1 to 10, separated by spaces.", max_tokens=24):
         stamps.append(time.perf_counter() - started)
+        threads = r.raw.get("threads") if isinstance(r.raw, dict) else None
+        swap = max(swap, float((threads or {}).get("threads_swap_s", 0.0)))
     total = time.perf_counter() - started
     assert len(stamps) > 5
-    assert stamps[0] < 0.5 * total, f"first delta after {stamps[0]:.2f}s of {total:.2f}s"
+    assert stamps[0] - swap < 0.5 * (total - swap), (
+        f"first delta after {stamps[0]:.2f}s of {total:.2f}s (reload {swap:.2f}s)"
+    )

@@ -2,9 +2,10 @@
 
 Backups use SQLite's online backup API (a consistent copy while other connections write)
 into ``<data_dir>/backups/docent-YYYYmmdd-HHMMSS-mmm-<label>.db``: one before migrations
-change an existing file, one on start when the file changed since the newest backup, and
-one whenever something is written and the newest is older than ``backup_interval_hours``;
-the newest ``backup_keep`` are kept.
+change an existing file, one whenever something is written and the newest scheduled one is
+older than ``backup_interval_hours``, and on a start when the file changed since the newest
+backup: a scheduled one if due, else the single ``latest`` copy taken again; the newest
+``backup_keep`` are kept.
 
 A damaged file (``database disk image is malformed``, not a database, or emptied to 0
 bytes) is never deleted: ``open_database`` moves it aside as ``docent.db.damaged-<time>``
@@ -31,6 +32,8 @@ from rag_core.storage.sqlite import SQLiteDatabase
 
 logger = logging.getLogger(__name__)
 
+LATEST = "latest"  # the label of the one backup a start refreshes between scheduled ones
+
 
 class Backups:
     """Online backups of one SQLite file into a folder, rotated."""
@@ -41,7 +44,9 @@ class Backups:
         self.keep = keep
         self._lock = threading.Lock()
         newest = self.list()
-        self._last = newest[0].stat().st_mtime if newest else 0.0
+        self._last = newest[0].stat().st_mtime if newest else 0.0  # the newest backup of any kind
+        scheduled = [b for b in newest if not b.name.endswith(f"-{LATEST}.db")]
+        self._last_scheduled = scheduled[0].stat().st_mtime if scheduled else 0.0
 
     def list(self) -> list[Path]:
         """Backups, newest first."""
@@ -66,17 +71,25 @@ class Backups:
             finally:
                 source.close()
             self._last = now
+            for old in self.list():  # one "latest" copy at most, and none older than a newer backup
+                if old != dest and old.name.endswith(f"-{LATEST}.db"):
+                    old.unlink(missing_ok=True)
+            if label != LATEST:
+                self._last_scheduled = now
             for old in self.list()[self.keep :]:
                 old.unlink(missing_ok=True)
             logger.info("backed up %s to %s", db.path, dest)
             return dest
 
     def if_due(self, db: SQLiteDatabase, *, starting: bool = False) -> None:
-        """A backup when the newest is older than ``every_s``: after writes, and, when
-        ``starting``, if the file changed since the newest backup. Every CLI command is a start:
-        the interval holds for them too (600 commands used to leave 600 backups behind)."""
-        if self.every_s is None or time.time() - self._last < self.every_s:
+        """After writes: a backup when the newest scheduled one is older than ``every_s``. On a
+        start (every CLI command is one), when the file changed since the newest backup: a
+        scheduled backup if one is due, else the one ``latest`` copy is taken again (it replaces
+        the previous ``latest``), so a damaged file loses nothing written before this start and
+        600 commands leave one copy, not 600."""
+        if self.every_s is None:
             return
+        due = time.time() - self._last_scheduled >= self.every_s
         if starting and self._last:
             changed = max(
                 (Path(f"{db.path}{s}").stat().st_mtime for s in ("", "-wal") if Path(f"{db.path}{s}").exists()),
@@ -84,11 +97,13 @@ class Backups:
             )
             if changed <= self._last:
                 return
+        elif not due:
+            return
         try:
-            self.take(db)
+            self.take(db, label="scheduled" if due else LATEST)
         except (OSError, sqlite3.Error) as e:  # a failed backup must not fail the write that triggered it
             logger.warning("could not back up %s: %s", db.path, e)
-            self._last = time.time()
+            self._last = self._last_scheduled = time.time()
 
     def newest_good(self) -> Path | None:
         """The newest backup that SQLite reads without complaint."""
