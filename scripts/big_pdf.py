@@ -176,6 +176,7 @@ def main() -> int:
     ctx = context(args.data, args.embed)
     figures["embed"] = ctx.settings.embed_provider
     figures["full"] = ingest(ctx, args.out, None)
+    print(json.dumps(figures["full"]), flush=True)  # the ingest's figures, whatever follows
     found = ctx.chat.retrieve(args.question)
     figures["question"] = args.question
     figures["sources"] = [{"page": s["page"], "score": round(s["score"], 3), "text": s["text"][:80]} for s in found[:5]]
@@ -183,7 +184,7 @@ def main() -> int:
         started = time.perf_counter()
         answered = ctx.chat.ask(args.question)
         figures["answer"] = answered.answer
-        figures["answer_pages"] = [s.page for s in answered.sources][:5]
+        figures["answer_pages"] = [s["page"] for s in answered.sources][:5]
         figures["answer_s"] = round(time.perf_counter() - started, 1)
     figures["load_1min_end"] = os.getloadavg()[0]
     print(json.dumps(figures, indent=1))

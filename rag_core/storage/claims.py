@@ -136,6 +136,15 @@ class SessionClaims:
     def try_take(self, session_id: str, question: str) -> Claim | Busy:
         """The claim on ``session_id`` if nobody (alive) holds it, else who does."""
         token = uuid.uuid4().hex
+        with _alive_lock:  # alive before it is written: a thread of this process that reads it
+            _alive.add(token)  # between the write and ``Claim`` must not take it for a dead holder's
+        try:
+            return self._try_take(session_id, question, token)
+        except BaseException:
+            _forget(token)
+            raise
+
+    def _try_take(self, session_id: str, question: str, token: str) -> Claim | Busy:
         while True:  # a write that found the claim taken meanwhile looks again: it then sees who took it
             now = time.time()
             values = (token, HOST, os.getpid(), question, now, now + LEASE_S)
@@ -161,6 +170,7 @@ class SessionClaims:
                         (*values, session_id, row[0]),
                     ).rowcount
                 else:
+                    _forget(token)
                     return Busy(str(row[3]), float(row[4]), row[1] != HOST or int(row[2]) != os.getpid())
             if took == 1:
                 return Claim(self.db, session_id, token)
