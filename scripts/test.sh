@@ -60,7 +60,8 @@ export ANONYMIZED_TELEMETRY=False
 PYTEST=(.venv/bin/python -m pytest)
 if [ "$FAST" = 1 ]; then
   # The markers are described in pyproject.toml.
-  PYTEST+=(-m "not real_models and not browser and not slow")
+  # Spread over the cores (pytest-xdist): every test here works in its own tmp_path.
+  PYTEST+=(-m "not real_models and not browser and not slow" -n auto)
 fi
 PYTEST+=("$@")
 # Prove the suite is offline: run it in a network namespace with only loopback, when we may.
