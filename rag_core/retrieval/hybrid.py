@@ -23,7 +23,8 @@ from rag_core.index import VectorIndex
 from rag_core.retrieval.dates import asks_latest, latest_documents
 from rag_core.retrieval.fusion import Fused, RankedList, by_document, fuse
 from rag_core.retrieval.keywords import KeywordCache, doc_of
-from rag_core.retrieval.pages import statement_list
+from rag_core.retrieval.look import second_look, spans_pages
+from rag_core.retrieval.pages import names_line_item, statement_list
 from rag_core.retrieval.queries import ConversationQueries, query_variants
 from rag_core.retrieval.result import Retrieval
 from rag_core.retrieval.routing import interleave, route_by_name
@@ -171,7 +172,37 @@ class HybridRetriever(BaseRetriever):
 
     def search(self, query: str, conversation: ConversationQueries | None = None) -> Retrieval:
         """Search ``query``; ``conversation``: a follow-up's conversation, searched with it
-        (``history_search``)."""
+        (``history_search``). With ``page_look``, the model's second look at the candidate
+        pages of a question naming a line item (``look``)."""
+        found = self._search(query, conversation)
+        if self._looks(query, found):
+            wide = self._sub(self.names, top_k=max(self.top_k, 3 * self.settings.page_look), look=False)
+            bm = self.keywords.get(self.names)
+            found = second_look(
+                query,
+                found,
+                wide.search(query, conversation).hits,
+                lambda key: [bm.nodes[i].get_content() for i in bm.page_nodes.get(key, [])],
+                self.llm_factory() if self.llm_factory else None,
+                self.top_k,
+                self.settings.page_look,
+            )
+        return found
+
+    def _looks(self, query: str, found: Retrieval) -> bool:
+        """Whether the second look can help: on, a model, passages of several pages, and a
+        question (not CJK: the labels are English) naming a line item some page holds."""
+        s = self.settings
+        return (
+            s.page_look > 1
+            and self.llm_factory is not None
+            and s.retrieval_mode != "vector"
+            and spans_pages(found.hits)
+            and not is_cjk(query)
+            and names_line_item(query, self.keywords.get(self.names), doc_of)
+        )
+
+    def _search(self, query: str, conversation: ConversationQueries | None) -> Retrieval:
         scope = self._scope(query, conversation)
         if scope is not None and scope.refused:
             return Retrieval([], {}, {**scope.stats(), "gated": True})
@@ -265,16 +296,23 @@ class HybridRetriever(BaseRetriever):
 
     def _search_in(self, names: list[str], query: str, conversation: ConversationQueries | None) -> Retrieval:
         """``query`` searched in the documents ``names`` alone, not routed again."""
-        sub = HybridRetriever(
+        return self._sub(names, top_k=self.top_k, look=False, name_gate=False).search(query, conversation)
+
+    def _sub(self, names: list[str] | None, *, top_k: int, look: bool, name_gate: bool = True) -> HybridRetriever:
+        """A retriever like this one over ``names``: routed by name or not, looking or not."""
+        update: dict[str, Any] = {} if look else {"page_look": 0}
+        if not name_gate:
+            update["name_gate"] = False
+        return HybridRetriever(
             self.index,
             self.keywords,
-            self.settings.model_copy(update={"name_gate": False}),
+            self.settings.model_copy(update=update),
             names=names,
-            top_k=self.top_k,
+            top_k=top_k,
             multilingual=self.cjk_vector_weight == 1.0,
             llm_factory=self.llm_factory,
+            entities=self.entities if name_gate else None,
         )
-        return sub.search(query, conversation)
 
     def _select(self, fused: Fused, stats: dict[str, Any]) -> list[NodeWithScore]:
         """The top_k passages; with neighbour windows, each widened (``windows.widen``)."""

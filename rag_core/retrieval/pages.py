@@ -77,7 +77,7 @@ CHUNKS_PER_PAGE = 2
 # A statement (of operations, of cash flows, a balance sheet) is where a line item is reported;
 # the discussion and the notes restate it or break it down: its page counts this much more.
 STATEMENT_BOOST = 1.5
-_STATEMENT_TITLE = re.compile(r"\bstatements?\s+of\b|\bbalance\s+sheets?\b", re.IGNORECASE)
+STATEMENT_TITLE = re.compile(r"\bstatements?\s+of\b|\bbalance\s+sheets?\b", re.IGNORECASE)
 
 
 def _norm(word: str) -> str:
@@ -162,7 +162,7 @@ class PageLabels:
             if page == 1:
                 covers[doc_of(node)].update(_WORD.findall(text.lower()))
                 cover_dates[doc_of(node)].update(dates_in(text))
-            if any(is_title(line) and _STATEMENT_TITLE.search(line) for line in text.splitlines()):
+            if any(is_title(line) and STATEMENT_TITLE.search(line) for line in text.splitlines()):
                 statements.add((doc_of(node), page))
             labels = row_labels(text)
             if labels:
@@ -250,6 +250,22 @@ def page_labels(bm: Any, doc_of: Any) -> PageLabels:
     return labels
 
 
+def _named_pages(
+    question: str, bm: Any, labels: PageLabels
+) -> tuple[list[set[str]], dict[tuple[str, int], tuple[float, dict[int, float]]]]:
+    """The question's names, and the pages whose labels name its other words. The names pick
+    documents (the document scores, the routing), not pages: a cover page's "NVIDIA
+    CORPORATION" is no line item."""
+    names = [set(_WORD.findall(name.lower())) for name, _terms in bm.names_in(question)]
+    return names, labels.score_pages(question_terms(question) - {_norm(w) for name in names for w in name})
+
+
+def names_line_item(question: str, bm: Any, doc_of: Any) -> bool:
+    """Whether the question names a line item or a statement that some page's labels hold."""
+    _, scored = _named_pages(question, bm, page_labels(bm, doc_of))
+    return bool(scored) and max(s for s, _ in scored.values()) >= MIN_LABEL_SCORE
+
+
 def statement_list(
     question: str, bm: Any, doc_of: Any, doc_scores: Mapping[str, float], pages: int = PAGES
 ) -> list[NodeWithScore]:
@@ -258,10 +274,7 @@ def statement_list(
     statement of the filing the question is about, not a neighbour's). Empty when no page's
     labels reach ``MIN_LABEL_SCORE``: the question names no line item."""
     labels = page_labels(bm, doc_of)
-    # The names in the question pick documents (the document scores, the routing), not pages:
-    # a cover page's "NVIDIA CORPORATION" is no line item.
-    names = [set(_WORD.findall(name.lower())) for name, _terms in bm.names_in(question)]
-    scored = labels.score_pages(question_terms(question) - {_norm(w) for name in names for w in name})
+    names, scored = _named_pages(question, bm, labels)
     if not scored or max(s for s, _ in scored.values()) < MIN_LABEL_SCORE:
         return []
     # A filing, a release, a report names whom it is about on its first page: with a name in

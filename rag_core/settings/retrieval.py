@@ -122,3 +122,12 @@ class RetrievalSettings(BaseModel):
         "document list, of the latest-dated of the documents the question is about (by the dates on their first "
         "page; 0: off).",
     )
+    page_look: int = Field(
+        default=0,
+        ge=0,
+        le=30,
+        description="The LLM's second look at the candidate pages: for a question naming a line item whose top "
+        "passages come from different pages, the model reads one line per candidate page (its file, titles, column "
+        "headers and row labels; this many pages) and the pages it names for the line item and period asked are "
+        "moved to the top. One short LLM call per such question (docs/evaluation.md has its cost); PDFs; 0: off.",
+    )
