@@ -134,3 +134,26 @@ def test_one_page_of_passages_is_not_looked_at(make_settings, tmp_path):
     found = context(make_settings, tmp_path, "one", asking, page_look=8).chat.search(QUESTION)
     assert {s["page"] for s in found.sources} == {1}
     assert looks(asking) == []
+
+
+def test_the_pages_shown_are_those_of_the_document_ranked_first():
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from rag_core.retrieval.look import one_subject, second_look
+    from rag_core.retrieval.result import Retrieval
+
+    def hit(doc: str, page: int) -> NodeWithScore:
+        return NodeWithScore(node=TextNode(text=f"{doc} {page}", metadata={"doc_key": doc, "page": page}), score=1.0)
+
+    found = Retrieval([hit("q3.pdf", 2), hit("q2.pdf", 7), hit("q3.pdf", 5)], {}, {"entities": ["Apple"]})
+    llm = PageLooker(wanted="q3.pdf, page 9")
+    looked = second_look("Apple's net sales?", found, [hit("q2.pdf", 9), hit("q3.pdf", 9)], lambda k: [], llm, 3, 8)
+    [prompt] = looks(llm)
+    assert "q3.pdf, page 2" in prompt and "q3.pdf, page 9" in prompt
+    assert "q2.pdf" not in prompt  # another quarter's filing: not the model's to choose
+    assert [(h.node.metadata["doc_key"], h.node.metadata["page"]) for h in looked.hits] == [
+        ("q3.pdf", 9),
+        ("q3.pdf", 2),
+        ("q2.pdf", 7),
+    ]
+    assert one_subject(found.stats) and one_subject({}) and not one_subject({"entities": ["Apple", "NVIDIA"]})

@@ -23,7 +23,7 @@ from rag_core.index import VectorIndex
 from rag_core.retrieval.dates import asks_latest, latest_documents
 from rag_core.retrieval.fusion import Fused, RankedList, by_document, fuse
 from rag_core.retrieval.keywords import KeywordCache, doc_of
-from rag_core.retrieval.look import second_look, spans_pages
+from rag_core.retrieval.look import one_subject, second_look, spans_pages
 from rag_core.retrieval.pages import names_line_item, statement_list
 from rag_core.retrieval.queries import ConversationQueries, query_variants
 from rag_core.retrieval.result import Retrieval
@@ -190,14 +190,16 @@ class HybridRetriever(BaseRetriever):
         return found
 
     def _looks(self, query: str, found: Retrieval) -> bool:
-        """Whether the second look can help: on, a model, passages of several pages, and a
-        question (not CJK: the labels are English) naming a line item some page holds."""
+        """Whether the second look can help: on, a model, passages of several pages, one thing
+        named at most, and a question (not CJK: the labels are English) naming a line item
+        some page holds."""
         s = self.settings
         return (
             s.page_look > 1
             and self.llm_factory is not None
             and s.retrieval_mode != "vector"
             and spans_pages(found.hits)
+            and one_subject(found.stats)
             and not is_cjk(query)
             and names_line_item(query, self.keywords.get(self.names), doc_of)
         )

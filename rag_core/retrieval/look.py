@@ -55,6 +55,12 @@ def spans_pages(hits: Sequence[NodeWithScore]) -> bool:
     return len({page_of(h) for h in hits}) > 1
 
 
+def one_subject(stats: dict[str, Any]) -> bool:
+    """Whether the search was about one thing at most (two companies compared: each has its
+    own pages among the passages, and one document's pick would push the other's out)."""
+    return len(stats.get("entities") or ()) <= 1
+
+
 def candidate_pages(ranked: Sequence[NodeWithScore], most: int) -> list[tuple[PageKey, NodeWithScore]]:
     """The first ``most`` distinct pages of ``ranked``, each with its best-ranked chunk."""
     out: dict[PageKey, NodeWithScore] = {}
@@ -131,7 +137,15 @@ def second_look(
     """``found`` with the pages the model picks among the first ``pages`` candidate pages
     (``found``'s own first, then ``candidates``) moved to the top; ``found`` as it is when the
     model picks none of them or fails. ``stats["page_look"]`` says what it saw and cost."""
-    shown = candidate_pages([*found.hits, *candidates], pages)
+    # The pages of the document the search ranked first, not its neighbours': measured, the
+    # model given the same table of four quarters' filings picked another quarter's as often
+    # as the one asked (docs/evaluation.md); which filing is the search's (names, dates, "latest").
+    first = page_of(found.hits[0]) if found.hits else None
+    shown = [
+        (key, hit)
+        for key, hit in candidate_pages([*found.hits, *candidates], len(found.hits) + len(candidates))
+        if first and key[0] == first[0]
+    ][:pages]
     if len(shown) < 2:
         return found
     lines = [f"{i}. " + describe_page(key[0], key[1], page_texts(key)) for i, (key, _hit) in enumerate(shown, start=1)]
@@ -152,11 +166,10 @@ def second_look(
     stats = {**found.stats, "page_look": look}
     if not picks:
         return Retrieval(found.hits, found.extras, stats)
-    first = [shown[i - 1][1] for i in picks]
     # the picked page's chunk already among the passages keeps its own (it may be widened)
     own = {page_of(h): h for h in reversed(found.hits)}
-    first = [own.get(page_of(h), h) for h in first]
-    ids = {h.node.node_id for h in first}
-    hits = [*first, *(h for h in found.hits if h.node.node_id not in ids)][:top_k]
+    promoted = [own.get(shown[i - 1][0], shown[i - 1][1]) for i in picks]
+    ids = {h.node.node_id for h in promoted}
+    hits = [*promoted, *(h for h in found.hits if h.node.node_id not in ids)][:top_k]
     extras = {h.node.node_id: found.extras.get(h.node.node_id, {"page_look": 1}) for h in hits}
     return Retrieval(hits, extras, stats)
