@@ -73,9 +73,9 @@ def candidate_pages(ranked: Sequence[NodeWithScore], most: int) -> list[tuple[Pa
     return list(out.items())
 
 
-def describe_page(name: str, page: int, texts: Sequence[str]) -> str:
-    """One line for a page: its file and number, its titles and column headers, its row labels
-    (a page without any: its first line, a section heading as often as not)."""
+def describe_page(page: int, texts: Sequence[str]) -> str:
+    """One line for a page: its number, its titles and column headers, its row labels (a page
+    without any: its first line, a section heading as often as not)."""
     lines = [line.strip() for text in texts for line in text.splitlines() if line.strip()]
     titles: list[str] = []
     headers: list[str] = []
@@ -95,21 +95,21 @@ def describe_page(name: str, page: int, texts: Sequence[str]) -> str:
     periods = [h for h in dict.fromkeys(headers) if _PERIOD.search(h)] or headers[:1]
     header = " ".join(" ".join(h[:40] for h in periods).split())[:64]
     head = " | ".join(x for x in (title, header) if x) or (lines[0][:100] if lines else "")
-    text = f"{name}, page {page}: {head}"
+    text = f"page {page}: {head}"
     if labels:
         text += "; rows: " + "; ".join(labels)
     return " ".join(text.split())[:LINE_CHARS]
 
 
-def parse_picks(reply: str, n: int) -> list[int]:
-    """The page numbers (1..n) the reply names, best first, at most ``PICKED``."""
+def parse_picks(reply: str, shown: Sequence[int]) -> list[int]:
+    """The shown page numbers the reply names, best first, at most ``PICKED``."""
     if re.match(r"\s*none\b", reply or "", re.IGNORECASE):
         return []
     out: list[int] = []
     for m in re.finditer(r"\d+", reply or ""):
-        i = int(m.group())
-        if 1 <= i <= n and i not in out:
-            out.append(i)
+        page = int(m.group())
+        if page in shown and page not in out:
+            out.append(page)
     return out[:PICKED]
 
 
@@ -148,18 +148,21 @@ def second_look(
     ][:pages]
     if len(shown) < 2:
         return found
-    lines = [f"{i}. " + describe_page(key[0], key[1], page_texts(key)) for i, (key, _hit) in enumerate(shown, start=1)]
-    prompt = PAGE_LOOK_PROMPT.format(pages="\n".join(lines), question=" ".join(question.split()))
+    # one file: the lines are numbered by the pages themselves (numbered 1..n beside "page 4",
+    # the model answered the page number as often as the line's)
+    lines = [describe_page(key[1], page_texts(key)) for key, _hit in shown]
+    prompt = PAGE_LOOK_PROMPT.format(file=shown[0][0][0], pages="\n".join(lines), question=" ".join(question.split()))
     started = time.perf_counter()
     try:
         response = llm.complete(prompt, max_tokens=MAX_TOKENS)
     except Exception as e:  # a second look is a bonus: never fail the search for it
         logger.warning("page look skipped: %s", e)
         return Retrieval(found.hits, found.extras, {**found.stats, "page_look": {"error": str(e)[:200]}})
-    picks = parse_picks(str(getattr(response, "text", response)), len(shown))
+    by_page = {key[1]: (key, hit) for key, hit in shown}
+    picks = [by_page[page] for page in parse_picks(str(getattr(response, "text", response)), list(by_page))]
     look: dict[str, Any] = {
         "pages": len(shown),
-        "picked": [list(shown[i - 1][0]) for i in picks],
+        "picked": [list(key) for key, _hit in picks],
         "seconds": round(time.perf_counter() - started, 3),
         "prompt_tokens": prompt_tokens(getattr(response, "raw", None)) or len(prompt) // 4,
     }
@@ -168,7 +171,7 @@ def second_look(
         return Retrieval(found.hits, found.extras, stats)
     # the picked page's chunk already among the passages keeps its own (it may be widened)
     own = {page_of(h): h for h in reversed(found.hits)}
-    promoted = [own.get(shown[i - 1][0], shown[i - 1][1]) for i in picks]
+    promoted = [own.get(key, hit) for key, hit in picks]
     ids = {h.node.node_id for h in promoted}
     hits = [*promoted, *(h for h in found.hits if h.node.node_id not in ids)][:top_k]
     extras = {h.node.node_id: found.extras.get(h.node.node_id, {"page_look": 1}) for h in hits}
