@@ -23,6 +23,7 @@ from typing import Any
 
 from rag_core import postgres
 from rag_core.storage.fts import SQLiteKeywordIndex
+from rag_core.storage.indexdb import IndexMeta
 from rag_core.storage.keyword_index import Row
 
 KEYWORDS_LOCK = 0x646F63656E74_03  # pg_advisory_xact_lock key: "docent" + 3, the keyword schemas' migrations
@@ -98,7 +99,7 @@ class _Transaction:
             cur.executemany(postgres.placeholders(sql), [tuple(r) for r in rows])
 
 
-class PgIndexDB:
+class PgIndexDB(IndexMeta):
     """One library's keyword schema in the team's database: ``index.db``'s interface
     (``transaction``, ``query``, ``meta``), connections from the process's pool."""
 
@@ -120,20 +121,6 @@ class PgIndexDB:
             rows = conn.execute(postgres.placeholders(sql), tuple(params)).fetchall()
             conn.rollback()  # a read leaves no transaction open in the pool
             return list(rows)
-
-    def meta(self, key: str) -> str | None:
-        rows = self.query("SELECT value FROM index_meta WHERE key = ?", (key,))
-        return str(rows[0][0]) if rows else None
-
-    def set_meta(self, key: str, value: str | None) -> None:
-        with self.transaction() as c:
-            if value is None:
-                c.execute("DELETE FROM index_meta WHERE key = ?", (key,))
-            else:
-                c.execute(
-                    "INSERT INTO index_meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (key, value),
-                )
 
     def applied_migrations(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM _migrations ORDER BY applied")]
