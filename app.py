@@ -30,7 +30,7 @@ if starting is not None:
 from rag_core import ChromaUnavailableError, DatabaseUnavailableError, DocentError  # noqa: E402 (after the starting line)
 from rag_core.chroma_guard import unreachable  # noqa: E402
 from ui.auth import may_enter, render_account, sign_in_page  # noqa: E402
-from ui.context import get_context  # noqa: E402
+from ui.context import back_when_reachable, get_context  # noqa: E402
 from ui.navigation import CHAT_PAGE, EVALUATE_PAGE, SETTINGS_PAGE, UPLOAD_PAGE  # noqa: E402
 from ui.sidebar import render_sidebar  # noqa: E402
 
@@ -54,6 +54,7 @@ try:
     navigation.run()
 except DatabaseUnavailableError as e:  # a team's PostgreSQL away: said plainly; the next run tries again
     st.error(str(e), icon="🛑")
+    back_when_reachable()
 except Exception as e:  # a team's Chroma server away (a call not through the guard): the same, no traceback
     settings = get_context().settings
     why = unreachable(e) if settings.chroma_host else None

@@ -76,9 +76,10 @@ class VectorIndex:
         self.embed_dim = embedding_dimension(embed_model)
         self._lock = threading.RLock()
         self._version = 0
-        self._follow = False  # PostgreSQL: the keyword index to compare with Chroma once caught up
         self._writer = _write_lock(settings)
-        self.store: IndexStore = open_index_store(settings.paths.index_db, kv, self._namespace)
+        self.store: IndexStore = open_index_store(
+            settings.paths.index_db, kv, self._namespace, database=settings.database, library=settings.paths.library
+        )
         self.notices: list[str] = list(self.store.notices)  # what opening the index had to repair
         self.keywords: KeywordIndex = self.store.keywords
         self._docstore = KVDocumentStore(self.store.kvstore, namespace=self._namespace)
@@ -134,9 +135,6 @@ class VectorIndex:
         if self._writer.depth:
             return
         self._writer.catch_up(self._reload)
-        if self._follow:
-            self._follow = False
-            self._follow_keywords()
 
     def _reload(self) -> None:
         logger.info("another process wrote to %s: reopening the vector index", self.settings.data_dir)
@@ -145,17 +143,6 @@ class VectorIndex:
                 self.client = _reopen_chroma(self.client, self.settings)
             self._open_collection()
             self._version += 1
-            self._follow = self._kv is not None
-
-    def _follow_keywords(self) -> None:
-        """PostgreSQL: a process on another machine (its own folder, the same Chroma server) may
-        have written; documents whose chunk counts differ take their words again from Chroma."""
-        counts = self.keywords.docs()
-        if self._collection.count() != sum(counts.values()):
-            names = self.chroma_names()
-            self.keywords.delete_docs([name for name in counts if name not in names])
-            for name in sorted(n for n in names if counts.get(n, 0) != self.chunk_count(n)):
-                self._index_words(name)
 
     # ------------------------------------------------------------------ one writer
     @contextlib.contextmanager

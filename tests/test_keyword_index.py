@@ -1,7 +1,9 @@
-"""The keyword index in SQLite (rag_core.storage.fts) and BM25 over it (rag_core.retrieval.keywords):
-the same rankings as a plain in-memory Okapi BM25 over the same chunks (the one every process
-used to build), for every document or a few, whole pages and documents; the term tables
-always equal to a fresh index of what is left after deletes. Real SQLite in tmp_path."""
+"""The keyword index (SQLite: rag_core.storage.fts; PostgreSQL: rag_core.storage.pg_keywords) and
+BM25 over it (rag_core.retrieval.keywords): the same rankings as a plain in-memory Okapi BM25 over
+the same chunks (the one every process used to build), for every document or a few, whole pages
+and documents; the term tables always equal to a fresh index of what is left after deletes.
+Each test runs on a real SQLite file in tmp_path and on a real PostgreSQL server (skipped, with
+the reason, where PostgreSQL is not installed)."""
 
 from __future__ import annotations
 
@@ -102,9 +104,20 @@ def corpus(rng: random.Random, docs: int = 12, chunks: int = 14) -> list[ChunkRe
     return out
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_index(request, tmp_path):
+    """Makes empty keyword indexes of one backend: ``new_index("x")`` a separate one."""
+    if request.param == "sqlite":
+        return lambda name="index": SQLiteKeywordIndex(IndexDB(tmp_path / f"{name}.db"))
+    from rag_core.storage.pg_keywords import PgIndexDB, PostgresKeywordIndex
+
+    url = request.getfixturevalue("pg_url")
+    return lambda name="index": PostgresKeywordIndex(PgIndexDB(url, "" if name == "index" else f"lib-{name}"))
+
+
 @pytest.fixture
-def index(tmp_path):
-    return SQLiteKeywordIndex(IndexDB(tmp_path / "index.db"))
+def index(new_index):
+    return new_index()
 
 
 def node_ids(index: SQLiteKeywordIndex, hits: list[tuple[int, float]]) -> list[tuple[str, float]]:
@@ -168,7 +181,7 @@ def test_a_large_corpus_prunes_to_the_candidates_and_still_finds_the_rare_term(i
     assert hits[0][0] == "rare" and read == ["zyzzyva"]
 
 
-def test_deletes_leave_the_tables_a_fresh_index_of_what_is_left_would_have(index, tmp_path):
+def test_deletes_leave_the_tables_a_fresh_index_of_what_is_left_would_have(index, new_index):
     rng = random.Random(3)
     records = corpus(rng)
     index.add(records)
@@ -177,7 +190,7 @@ def test_deletes_leave_the_tables_a_fresh_index_of_what_is_left_would_have(index
     index.delete_docs(gone_docs)
     index.delete_refs(gone_refs)
     left = [r for r in records if r.doc not in gone_docs and r.ref_doc_id not in gone_refs]
-    fresh = SQLiteKeywordIndex(IndexDB(tmp_path / "fresh.db"))
+    fresh = new_index("fresh")
     fresh.add(left)
 
     def tables(i: SQLiteKeywordIndex) -> dict:
@@ -210,4 +223,35 @@ def test_tokens_reach_fts5_whole_and_nodes_come_back_as_stored(index):
     assert index.rows_with("熊猫") and not index.rows_with("234")
     node = BM25(index).nodes[index.rows_with("ate")[0].id]
     assert node.node_id == "a" and node.get_content() == "Sales of 1,234.5 units; 熊猫 ate." and node.metadata["k"] == 1
-    assert index.db.query("SELECT tokens FROM kw_chunks_fts") == [(None,)]  # an index only: no second copy
+    if isinstance(index.db, IndexDB):
+        assert index.db.query("SELECT tokens FROM kw_chunks_fts") == [(None,)]  # an index only: no second copy
+    else:  # the lexemes as given, not parsed again by PostgreSQL's text search
+        assert index.db.query("SELECT tsv::text FROM kw_chunks") == [
+            ("'1,234.5' 'ate' 'sale' 'unit' '熊' '熊猫' '猫'",)
+        ]
+
+
+def test_postgres_processes_share_one_index_and_libraries_stay_apart(pg_url):
+    """Two processes of a team (two pools' worth of connections, one database): what one
+    indexes the other finds at once, with no fill from Chroma; a person's library is a
+    schema of its own; a token that is not a plain word is looked up whole."""
+    from rag_core import postgres
+    from rag_core.storage.pg_keywords import PgIndexDB, PostgresKeywordIndex
+
+    a = PostgresKeywordIndex(PgIndexDB(pg_url))
+    rec = ChunkRecord(
+        "n1", "q3.pdf::p0001", "q3.pdf", "q3.pdf", 1, "Revenue was $1,234.5 million; o'brien's 中国市场", {}
+    )
+    a.add([rec])
+    postgres.close_all()  # the other process: new connections
+    b = PostgresKeywordIndex(PgIndexDB(pg_url))
+    assert [r.id for r in b.rows_with("1,234.5")] == [r.id for r in a.rows_with("1,234.5")] != []
+    assert b.docs() == {"q3.pdf": 1} and BM25(b).search("revenue 市场", 1)
+    assert b.rows_with("o'brien") == [] and b.rows_with("o'brien", ["q3.pdf"]) == []  # quoted, not an error
+    for term in tokenize(rec.text):
+        assert b.rows_with(term) and b.rows_with(term, ["q3.pdf"]) and b.rows_with(term, pages=True), term
+    ana = PostgresKeywordIndex(PgIndexDB(pg_url, "lib-0123456789abcdef"))
+    assert ana.docs() == {} and ana.rows_with("revenue") == [] and ana.db.schema == "docent_kw_lib_0123456789abcdef"
+    assert a.db.applied_migrations() == ["pk001_keywords"] == ana.db.applied_migrations()
+    b.delete_docs(["q3.pdf"])
+    assert a.docs() == {} and a.rows_with("revenue") == []

@@ -8,11 +8,12 @@ session (``st.session_state``) and never saved; they reach rag_core as overrides
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 
 import streamlit as st
 
-from rag_core import AppContext, DocentError, DocentSettings, build_context, load_settings
+from rag_core import AppContext, DatabaseUnavailableError, DocentError, DocentSettings, build_context, load_settings
 from ui.auth import current_person
 from ui.navigation import SETTINGS_PAGE
 
@@ -65,3 +66,20 @@ def require_context() -> AppContext:
         st.error(str(e))
         st.page_link(SETTINGS_PAGE, label="Open the settings", icon="⚙️")
         st.stop()
+
+
+RETRY_EVERY_S = 3  # while the team's database is away, how often the page tries it again
+
+
+@st.fragment(run_every=RETRY_EVERY_S)
+def back_when_reachable() -> None:
+    """While the team's database is away the page is only its message: try the server every
+    few seconds and draw the page again once it answers, so nobody has to reload or find
+    an "action" to make it try (a disabled chat box offers none)."""
+    reachable = False
+    with contextlib.suppress(DatabaseUnavailableError):
+        get_context().registry.list()  # what every page reads first
+        reachable = True
+    if reachable:
+        st.rerun(scope="app")
+    st.caption(f"⏳ Trying the database server again every {RETRY_EVERY_S} s; the page comes back by itself.")

@@ -183,6 +183,13 @@ def run(args: argparse.Namespace) -> int:
         levers = run_levers(settings, docs, found, args.busy_n, report, only)
         print(json.dumps({"date": dt.date.today().isoformat(), "commit": _commit(), **levers}, default=str))
         return 0
+    if args.retrieval:
+        from rag_core.bench.retrieval import bench_retrieval
+
+        sizes = tuple(int(n) for n in args.retrieval.split(","))
+        figures = bench_retrieval(settings, sizes)
+        print(json.dumps({"date": dt.date.today().isoformat(), "commit": _commit(), "retrieval": figures}))
+        return 0
     if args.files:
         from rag_core.bench.files import run_files
 
@@ -239,6 +246,13 @@ def register_cli(sub: Any) -> None:
     s.add_argument("--files-growth", type=int, default=500, help="with --files: how many files the growth run ingests")
     s.add_argument(
         "--files-uploads", type=int, default=0, help="with --files: small files through the app's upload path (0: none)"
+    )
+    s.add_argument(
+        "--retrieval",
+        metavar="N,N",
+        help="only the retrieval figures at these chunk counts (e.g. 10000,100000): hybrid and keyword p50/p95 "
+        "against the raw Chroma query; with DOCENT_DATABASE_URL the keyword index is PostgreSQL's (give it a "
+        "database of its own)",
     )
     s.add_argument("--json", action="store_true", help="one JSON object, the last line")
     s.add_argument(

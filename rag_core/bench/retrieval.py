@@ -1,5 +1,7 @@
 """Hybrid retrieval at scale: p50/p95 at 10k and 100k chunks, against a raw Chroma query
-(query embedding + nearest neighbours) on the same collection.
+(query embedding + nearest neighbours) on the same collection, and the keyword search alone
+(BM25 over the keyword index: ``index.db``, or PostgreSQL when ``DOCENT_DATABASE_URL`` is
+set: give the benchmark a database of its own).
 
 The chunks are synthetic (sentences drawn from a Zipf-like vocabulary, random unit vectors):
 what is timed is the search machinery, not the answers. They are written to Chroma directly
@@ -16,6 +18,7 @@ from llama_index.core.schema import TextNode
 
 from rag_core.bench.inputs import fresh_context
 from rag_core.bench.stats import median, p95, ratio, rss_mb
+from rag_core.retrieval.keywords import BM25
 from rag_core.settings import DocentSettings
 
 _VOCABULARY = (
@@ -69,8 +72,11 @@ def bench_retrieval(settings: DocentSettings, sizes: tuple[int, ...] = (10_000, 
         t = time.perf_counter()
         ctx.chat.retrieve(asks[0])  # builds the keyword index for this many chunks
         build_s = time.perf_counter() - t
-        hybrid, raw = [], []
+        hybrid, raw, keyword = [], [], []
         for q in asks:
+            t = time.perf_counter()
+            BM25(ctx.index.keywords).search(q, settings.retrieval.top_k)
+            keyword.append(time.perf_counter() - t)
             t = time.perf_counter()
             ctx.chat.retrieve(q)
             hybrid.append(time.perf_counter() - t)
@@ -84,6 +90,8 @@ def bench_retrieval(settings: DocentSettings, sizes: tuple[int, ...] = (10_000, 
             "raw_p50_s": median(raw),
             "raw_p95_s": p95(raw),
             "p50_vs_raw": ratio(median(hybrid), median(raw)),
+            "keyword_p50_s": median(keyword),
+            "keyword_p95_s": p95(keyword),
             "keyword_index_build_s": round(build_s, 1),
             "insert_s": round(fill_s, 1),
             "rss_mb": rss_mb(),
@@ -92,4 +100,5 @@ def bench_retrieval(settings: DocentSettings, sizes: tuple[int, ...] = (10_000, 
     largest = out[str(sizes[-1])]
     out["retrieval_p50_vs_raw"] = largest["p50_vs_raw"]
     out["chunks"] = sizes[-1]
+    out["keyword_index"] = "postgres" if settings.database else "sqlite"
     return out

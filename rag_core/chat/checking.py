@@ -41,18 +41,21 @@ def _doc(meta: dict[str, Any]) -> str:
 class TurnFigures:
     """The figure check of one turn: ``first`` puts the cells before the evidence, ``check``
     marks the answer. ``chunks_of`` gives a page's chunks (``chunks_in``: the keyword index's
-    pages); without it only the sources' own text is read."""
+    pages); without it only the sources' own text is read. ``cover_of``: the page naming the
+    company a page's figures are of (1 unless the document joins others' pages)."""
 
     def __init__(
         self,
         question: str,
         nodes: Sequence[NodeWithScore],
         chunks_of: ChunksOf | None = None,
+        cover_of: Callable[[str, int | None], int] | None = None,
     ) -> None:
         t = time.perf_counter()
         self.question = question
         self._chunks_of: ChunksOf = chunks_of or (lambda key: [])
-        self._entities: dict[str, str] = {}
+        self._cover_of = cover_of or (lambda doc, page: 1)
+        self._entities: dict[tuple[str, int], str] = {}
         self.passages: list[Passage] = []
         self.page_of: dict[tuple[str, int], Page] = {}
         for i, hit in enumerate(nodes):
@@ -61,7 +64,7 @@ class TurnFigures:
             if meta.get("context"):
                 text = "\n".join(str(meta["context"]).split(" | ")) + "\n" + text
             page = meta.get("page") if isinstance(meta.get("page"), int) else None
-            entity = self._entity(_doc(meta))
+            entity = self._entity(_doc(meta), page)
             self.passages.append(Passage(i + 1, text, _file(meta), page, entity))
             key = (_doc(meta), page) if page is not None else None
             if key is not None and key not in self.page_of:
@@ -75,13 +78,15 @@ class TurnFigures:
             logger.exception("finding the asked cells failed")
         self.seconds = time.perf_counter() - t
 
-    def _entity(self, doc: str) -> str:
-        """The company a document is about, from its first page ("" when it has none indexed)."""
-        if doc not in self._entities:
-            first = self._chunks_of((doc, 1))
+    def _entity(self, doc: str, page: int | None) -> str:
+        """The company a document is about, from its first page ("" when it has none indexed);
+        in a document joining others' pages, from its section's first page (``cover_of``)."""
+        key = (doc, self._cover_of(doc, page))
+        if key not in self._entities:
+            first = self._chunks_of(key)
             text = page_text([(getattr(c, "start_char_idx", None), c.get_content()) for c in first]) if first else ""
-            self._entities[doc] = document_entity(text) if text else ""
-        return self._entities[doc]
+            self._entities[key] = document_entity(text) if text else ""
+        return self._entities[key]
 
     def first(self, evidence: list[Evidence]) -> list[Evidence]:
         """``evidence`` with each sure cell in front of it, numbered as the first source from

@@ -120,12 +120,27 @@ class ChatComponents:
 
     def subjects_of(self, nodes: list[Any]) -> dict[str, str]:
         """What the documents of these passages are about, for the prompt ("2023 Q2 AMZN.pdf
-        (Amazon.com, Inc.)"), so the model does not take one company's figure for another's."""
+        (Amazon.com, Inc.)"), so the model does not take one company's figure for another's.
+        By document name; for a passage of a document that joins others' pages (a binder of
+        filings), by the passage's node id: what its section is about."""
         if self.entities is None or not self.settings.retrieval.entity_scope or not nodes:
             return {}
         known = self.entities.current()
-        docs = {doc_of(n.node) for n in nodes}
-        return {d: label for d in docs if (label := known.label(d))}
+        out: dict[str, str] = {}
+        for hit in nodes:
+            doc = doc_of(hit.node)
+            unit, _ = known.section_of(doc, (hit.node.metadata or {}).get("page"))
+            label = known.label(unit)
+            if label:
+                out[doc if unit == doc else hit.node.node_id] = label
+        return out
+
+    def cover_of(self, doc: str, page: Any) -> int:
+        """The first page of the section ``page`` of ``doc`` is in (1 but in a document that
+        joins others' pages): where the company its figures belong to is named."""
+        if self.entities is None or not self.settings.retrieval.entity_scope:
+            return 1
+        return self.entities.current().section_of(doc, page)[1]
 
     # ------------------------------------------------------------------ what a turn says
     @property

@@ -191,12 +191,14 @@ class DocentChatEngine(BaseChatEngine):
         self, question: str, nodes: list[NodeWithScore], about: Mapping[str, str] | None = None
     ) -> list[Evidence]:
         """The lines of the passages worth reading for ``question``, within the token budget;
-        ``about``: what each document is about (by its name), written beside it."""
+        ``about``: what each document is about (by its name, or by a passage's node id where
+        its section's subject is not its document's), written beside it."""
         passages = []
         for hit in nodes:
             meta = hit.node.metadata or {}
             file = str(meta.get("file_name") or meta.get("doc_key") or "document")
-            subject = (about or {}).get(str(meta.get("doc_key") or meta.get("file_name") or ""))
+            about = about or {}
+            subject = about.get(hit.node.node_id) or about.get(str(meta.get("doc_key") or meta.get("file_name") or ""))
             if subject:
                 file = f"{file} ({subject})"
             page = meta.get("page_label") or meta.get("page")

@@ -210,7 +210,7 @@ class Turn:
         evidence = engine.evidence(self.condensed_question, found.nodes, about) if found.nodes else []
         if evidence and self.components.settings.check_figures:  # the cells asked for, found by structure, first
             bm25 = self.components.keywords.get(self._names)
-            self._figures = TurnFigures(self.condensed_question, found.nodes, chunks_in(bm25))
+            self._figures = TurnFigures(self.condensed_question, found.nodes, chunks_in(bm25), self.components.cover_of)
             evidence = self._figures.first(evidence)
         messages = engine.messages(self._kept, evidence, self.question, self._summary) if evidence else None
         if messages is not None:

@@ -27,7 +27,7 @@ from typing import Any
 from rag_core.entities.names import terms_of
 from rag_core.text import is_title, tokenize
 
-READER = 3  # bump when the reading changes: every document is read again (from its chunks)
+READER = 4  # bump when the reading changes: every document is read again (from its chunks)
 
 HEAD_LINES = 12  # lines at the head of a document where its title and letterhead are
 HEADING_WORDS = 5  # a heading line is this short and ends without a sentence's punctuation
@@ -74,6 +74,9 @@ class Profile:
     parts: int = 0
     chunks: int = 0
     headings: list[str] = field(default_factory=list)  # terms its short heading lines write capitalised
+    # A document joining others' pages (a binder of filings): what each run of its pages is
+    # about (``sections.read_sections``); empty for a document about one thing throughout.
+    sections: list[Section] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,7 +86,20 @@ class Profile:
         subjects = [Subject(**s) for s in data.get("subjects") or []]
         names = {str(k): int(v) for k, v in (data.get("names") or {}).items()}
         headings = [str(t) for t in data.get("headings") or []]
-        return cls(subjects, names, int(data.get("parts") or 0), int(data.get("chunks") or 0), headings)
+        sections = [
+            Section(int(s["first"]), int(s["last"]), Profile.from_json(s["profile"]))
+            for s in data.get("sections") or []
+        ]
+        return cls(subjects, names, int(data.get("parts") or 0), int(data.get("chunks") or 0), headings, sections)
+
+
+@dataclass
+class Section:
+    """Pages ``first``..``last`` of a document, and what they are about, read as a document of their own."""
+
+    first: int
+    last: int
+    profile: Profile
 
 
 def read_profile(name: str, chunks: Iterable[tuple[Any, str]]) -> Profile:

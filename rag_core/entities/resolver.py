@@ -12,11 +12,13 @@ import json
 import logging
 import math
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from rag_core.entities.names import Name, name_matches
 from rag_core.entities.profile import READER, Profile, read_profile
+from rag_core.entities.sections import with_sections
 from rag_core.index import VectorIndex
 from rag_core.storage import DocumentRegistry
 
@@ -36,7 +38,8 @@ def read_and_keep(index: VectorIndex, registry: DocumentRegistry, name: str, sha
             n.start_char_idx or 0,
         ),
     )
-    profile = read_profile(name, [(n.metadata.get("page"), n.get_content()) for n in ordered])
+    chunks = [(n.metadata.get("page"), n.get_content()) for n in ordered]
+    profile = with_sections(read_profile(name, chunks), name, chunks)
     registry.set_entities(name, sha256, READER, json.dumps(profile.as_json(), ensure_ascii=False))
     return profile
 
@@ -107,18 +110,67 @@ class Coverage:
 
 class Entities:
     """What each document is about, and the names it uses (``Profile``), for deciding which
-    documents a question's names are about."""
+    documents a question's names are about.
+
+    The things decided over are *units*: a document, or for a document that joins others'
+    pages (``Profile.sections``) each of its sections, keyed "<document> (pages F-L)". A
+    question about one company of a binder of filings is then answered from that company's
+    pages of it; every other document is one unit keyed by its name, as before."""
 
     def __init__(self, profiles: dict[str, Profile]) -> None:
-        self.profiles = profiles
-        # Documents long enough to speak for their subjects.
-        self.speaking = {d for d, p in profiles.items() if p.subjects and p.chunks >= MIN_CHUNKS}
+        self.profiles = profiles  # per document
+        self.units: dict[str, Profile] = {}
+        self._document: dict[str, str] = {}
+        self._spans: dict[str, list[tuple[int, int, str]]] = {}
+        for doc, profile in profiles.items():
+            if not profile.sections:
+                self.units[doc] = profile
+                self._document[doc] = doc
+                continue
+            for section in profile.sections:
+                key = f"{doc} (pages {section.first}-{section.last})"
+                self.units[key] = section.profile
+                self._document[key] = doc
+                self._spans.setdefault(doc, []).append((section.first, section.last, key))
+        # Units long enough to speak for their subjects.
+        self.speaking = {d for d, p in self.units.items() if p.subjects and p.chunks >= MIN_CHUNKS}
+
+    def units_of(self, docs: Iterable[str]) -> set[str]:
+        """The units of these documents (a document is its own unit unless it has sections)."""
+        out: set[str] = set()
+        for doc in docs:
+            spans = self._spans.get(doc)
+            out.update([key for _, _, key in spans] if spans else [doc])
+        return out
+
+    def document(self, unit: str) -> str:
+        """The document a unit is (part of)."""
+        return self._document.get(unit, unit)
+
+    def pages(self, unit: str) -> tuple[int, int] | None:
+        """The pages of a section (None: a whole document)."""
+        for first, last, key in self._spans.get(self.document(unit), ()):
+            if key == unit:
+                return first, last
+        return None
+
+    def section_of(self, doc: str, page: Any) -> tuple[str, int]:
+        """The unit a page of ``doc`` belongs to, and that unit's first page (its cover)."""
+        if isinstance(page, int):
+            for first, last, key in self._spans.get(doc, ()):
+                if first <= page <= last:
+                    return key, first
+        return doc, 1
+
+    def sectioned(self) -> bool:
+        """Whether any document has sections."""
+        return bool(self._spans)
 
     def about(self, name: Name, allowed: set[str] | None = None) -> set[str]:
         """The documents about what ``name`` names (by a subject's name or ticker)."""
         out = set()
         for doc in self.speaking if allowed is None else self.speaking & allowed:
-            for subject in self.profiles[doc].subjects:
+            for subject in self.units[doc].subjects:
                 if any(name_matches(name.terms, tuple(alias)) for alias in subject.aliases) or (
                     name.capitals and len(name.terms) == 1 and name.terms[0] in subject.tickers
                 ):
@@ -130,7 +182,7 @@ class Entities:
         """What ``doc`` is about, as it writes it ("NVIDIA Corporation"), if it speaks for a subject."""
         if doc not in self.speaking:
             return None
-        return " and ".join(s.name for s in self.profiles[doc].subjects)
+        return " and ".join(s.name for s in self.units[doc].subjects)
 
     def coverage(self, name: Name, mentioned: set[str]) -> Coverage:
         """How ``mentioned`` (the documents that hold the name's terms in any case) cover it:
@@ -142,11 +194,11 @@ class Entities:
             return Coverage("absent", mentioned)
         if mentioned - self.speaking:
             return Coverage("covered", mentioned)
-        if not name.owner and any(all(t in self.profiles[d].headings for t in name.terms) for d in mentioned):
+        if not name.owner and any(all(t in self.units[d].headings for t in name.terms) for d in mentioned):
             return Coverage("covered", mentioned)  # a section of a document ("the section on Capacity")
         best = "word"
         for doc in mentioned:
-            profile = self.profiles[doc]
+            profile = self.units[doc]
             # A name of several words counts as written as a name where any of them is: a
             # heading's first word ("Condensed Consolidated Statements") starts its line.
             spread = max(profile.names.get(t, 0) for t in name.terms)

@@ -1,5 +1,8 @@
 """Which documents may answer a question, by what its names are about (``entity_scope``).
 
+"Documents" here are the units of ``Entities``: a document, or a section of one that joins
+others' pages (a binder of filings); a route's keys are units.
+
 - A question that names what some documents are about is answered from those documents
   alone: one search per thing named, results interleaved. A passage of another company's
   filing is no evidence for this one's figure, however well it matches the words.
@@ -97,14 +100,14 @@ def decide(
     as ``typed`` and the ``previous`` questions of its conversation (oldest first); None
     when the names decide nothing (search everywhere, as before). ``allowed``: the documents
     the conversation is limited to."""
-    docs = set(keywords.doc_terms) if allowed is None else set(allowed) & set(keywords.doc_terms)
+    docs = entities.units_of(set(keywords.doc_terms) if allowed is None else set(allowed) & set(keywords.doc_terms))
     if not entities.speaking & docs:
         return None
     asked = typed or query
     names = question_names(asked)
     routes, loose = _resolve(entities, names, docs, keywords)
     figure = asks_figure(asked)
-    states = {n: entities.coverage(n, _mentioned(keywords, n, docs)).state for n in loose}
+    states = {n: entities.coverage(n, _mentioned(entities, keywords, n, docs)).state for n in loose}
     uncovered = [
         n for n, state in states.items() if state in ("absent", "word") or (state == "passing" and (figure or n.owner))
     ]
@@ -123,7 +126,9 @@ def decide(
     covered = [n for n in loose if n not in uncovered]
     for source, found in _earlier(entities, keywords, query, asked, list(previous), docs):
         # A follow-up naming only what the conversation's documents hold stays with them.
-        held = all(keywords.mentions(set(d), list(n.terms)) for n in covered for _, d in found)
+        held = all(
+            keywords.mentions({entities.document(u) for u in d}, list(n.terms)) for n in covered for _, d in found
+        )
         return Scope(found, unmentioned=[n.text for n in uncovered], inherited=source) if held else None
     return None
 
@@ -149,9 +154,14 @@ def _resolve(
     return [(label, list(key)) for key, label in routes.items()], loose
 
 
-def _mentioned(keywords: KeywordView, name: Name, docs: set[str]) -> set[str]:
-    """The documents holding every term of the name, in any case."""
-    return {d for d in docs if all(keywords.mentions({d}, [t]) for t in name.terms)}
+def _mentioned(entities: Entities, keywords: KeywordView, name: Name, units: set[str]) -> set[str]:
+    """The units holding every term of the name, in any case. The keyword index knows whole
+    documents: of a document's sections, those that write the name as a name (all of them when
+    none does, so that a name held only as a word stays a word)."""
+    held = {d for d in {entities.document(u) for u in units} if all(keywords.mentions({d}, [t]) for t in name.terms)}
+    named = {u for u in units if u != entities.document(u) and all(t in entities.units[u].names for t in name.terms)}
+    written = {entities.document(u) for u in named}
+    return {u for u in units if entities.document(u) in held and (u in named or entities.document(u) not in written)}
 
 
 def _earlier(

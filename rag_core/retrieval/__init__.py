@@ -4,11 +4,12 @@ windows (``windows``), and the hybrid retriever that composes them (``hybrid``),
 a ``Retrieval`` (``result``)."""
 
 from rag_core.retrieval.fusion import fuse
-from rag_core.retrieval.hybrid import HybridRetriever, doc_filter, relevance_score
+from rag_core.retrieval.hybrid import HybridRetriever, relevance_score
 from rag_core.retrieval.keywords import BM25, KeywordCache, doc_of
 from rag_core.retrieval.queries import ConversationQueries, parse_queries, query_variants
 from rag_core.retrieval.result import Retrieval
 from rag_core.retrieval.routing import route_by_name
+from rag_core.retrieval.spans import doc_filter
 from rag_core.retrieval.windows import merge_texts, neighbours
 
 __all__ = [

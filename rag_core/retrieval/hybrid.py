@@ -16,9 +16,9 @@ from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters, VectorStoreQuery
+from llama_index.core.vector_stores.types import VectorStoreQuery
 
-from rag_core.entities import EntityIndex, Scope, decide
+from rag_core.entities import Entities, EntityIndex, Scope, decide
 from rag_core.index import VectorIndex
 from rag_core.retrieval.dates import asks_latest, latest_documents
 from rag_core.retrieval.fusion import Fused, RankedList, by_document, fuse
@@ -28,6 +28,7 @@ from rag_core.retrieval.pages import names_line_item, statement_list
 from rag_core.retrieval.queries import ConversationQueries, query_variants
 from rag_core.retrieval.result import Retrieval
 from rag_core.retrieval.routing import interleave, route_by_name
+from rag_core.retrieval.spans import Spans, doc_filter, keep_of
 from rag_core.retrieval.windows import widen
 from rag_core.settings import RetrievalSettings
 from rag_core.text import is_cjk
@@ -36,12 +37,6 @@ from rag_core.text import is_cjk
 # (typical of unrelated text in the same language with MiniLM) is 0, VECTOR_FLOOR +
 # VECTOR_SPAN is 1. Fitted on the evaluation sets: docs/evaluation.md, "The relevance gate".
 VECTOR_FLOOR, VECTOR_SPAN = 0.45, 0.5
-
-
-def doc_filter(names: list[str] | None) -> MetadataFilters | None:
-    if not names:
-        return None
-    return MetadataFilters(filters=[MetadataFilter(key="doc_key", value=list(names), operator=FilterOperator.IN)])
 
 
 def relevance_score(vector_top: float, coverage: float, vector_trust: float = 1.0) -> float:
@@ -73,10 +68,14 @@ class HybridRetriever(BaseRetriever):
         multilingual: bool = False,
         llm_factory: Callable[[], Any] | None = None,
         entities: EntityIndex | None = None,
+        spans: Spans | None = None,
+        sections: Entities | None = None,
     ) -> None:
         super().__init__()
         self.index = index
         self.entities = entities  # what each document is about (``entity_scope``)
+        self.spans = spans  # only these pages of ``names`` are searched
+        self.sections = sections  # the units known to the search this one is part of
         self.keywords = keywords
         self.settings = settings
         self.names = names
@@ -91,7 +90,7 @@ class HybridRetriever(BaseRetriever):
             return []
         embedding = self.index.embed_model.get_query_embedding(query)
         result = self.index.vector_store.query(
-            VectorStoreQuery(query_embedding=embedding, similarity_top_k=k, filters=doc_filter(self.names))
+            VectorStoreQuery(query_embedding=embedding, similarity_top_k=k, filters=doc_filter(self.names, self.spans))
         )
         cutoff = self.settings.similarity_cutoff
         hits = []
@@ -103,7 +102,10 @@ class HybridRetriever(BaseRetriever):
 
     def _keyword(self, query: str, k: int) -> list[NodeWithScore]:
         bm = self.keywords.get(self.names)
-        return [NodeWithScore(node=bm.nodes[i], score=s) for i, s in bm.search(query, k)]
+        return [NodeWithScore(node=bm.nodes[i], score=s) for i, s in bm.search(query, k, self._keep())]
+
+    def _keep(self) -> Callable[[tuple[str, int]], bool] | None:
+        return keep_of(self.spans)
 
     def _lists(self, query: str, weight: float, pool: int) -> list[RankedList]:
         """The ranked lists one query contributes to the fusion, each with its weight."""
@@ -127,7 +129,7 @@ class HybridRetriever(BaseRetriever):
             return fuse(lists)
         bm = self.keywords.get(self.names)
         if s.page_weight > 0 and bm.page_keys:
-            pages = bm.search_pages(query, max(self.top_k, 5))
+            pages = bm.search_pages(query, max(self.top_k, 5), self._keep())
             page_list = [
                 NodeWithScore(node=bm.nodes[i], score=score) for key, score in pages for i in bm.page_nodes[key]
             ]
@@ -135,7 +137,11 @@ class HybridRetriever(BaseRetriever):
         doc_scores = None  # the statement pages and "the latest report" weigh every document
         if s.statement_weight > 0 or (s.latest_weight > 0 and asks_latest(query)):
             doc_scores = latest_documents(query, bm, doc_of, bm.doc_scores(query, s.name_weight), s.latest_weight)
-            statements = statement_list(query, bm, doc_of, doc_scores) if s.statement_weight > 0 else []
+            statements = (
+                statement_list(query, bm, doc_of, doc_scores, sections=self._sections(), keep=self._keep())
+                if s.statement_weight > 0
+                else []
+            )
             if statements:
                 lists = [*lists, ("statement_score", s.statement_weight, statements)]
         fused = fuse(lists)
@@ -172,37 +178,36 @@ class HybridRetriever(BaseRetriever):
 
     def search(self, query: str, conversation: ConversationQueries | None = None) -> Retrieval:
         """Search ``query``; ``conversation``: a follow-up's conversation, searched with it
-        (``history_search``). With ``page_look``, the model's second look at the candidate
-        pages of a question naming a line item (``look``)."""
+        (``history_search``). With ``page_look``, for a question naming a line item (some
+        page's labels hold it; not CJK) and one thing at most, whose passages span pages, the
+        model's second look at the candidate pages (``look``)."""
         found = self._search(query, conversation)
-        if self._looks(query, found):
-            wide = self._sub(self.names, top_k=max(self.top_k, 3 * self.settings.page_look), look=False)
-            bm = self.keywords.get(self.names)
-            found = second_look(
-                query,
-                found,
-                wide.search(query, conversation).hits,
-                lambda key: [bm.nodes[i].get_content() for i in bm.page_nodes.get(key, [])],
-                self.llm_factory() if self.llm_factory else None,
-                self.top_k,
-                self.settings.page_look,
-            )
-        return found
-
-    def _looks(self, query: str, found: Retrieval) -> bool:
-        """Whether the second look can help: on, a model, passages of several pages, one thing
-        named at most, and a question (not CJK: the labels are English) naming a line item
-        some page holds."""
-        s = self.settings
-        return (
+        s, bm = self.settings, self.keywords.get(self.names)
+        if not (
             s.page_look > 1
             and self.llm_factory is not None
             and s.retrieval_mode != "vector"
             and spans_pages(found.hits)
             and one_subject(found.stats)
             and not is_cjk(query)
-            and names_line_item(query, self.keywords.get(self.names), doc_of)
+            and names_line_item(query, bm, doc_of, self._sections())
+        ):
+            return found
+        wide = HybridRetriever(
+            self.index,
+            self.keywords,
+            s.model_copy(update={"page_look": 0}),
+            names=self.names,
+            top_k=max(self.top_k, 3 * s.page_look),
+            multilingual=self.cjk_vector_weight == 1.0,
+            llm_factory=self.llm_factory,
+            entities=self.entities,
+            spans=self.spans,
+            sections=self.sections,
         )
+        candidates = wide.search(query, conversation).hits
+        texts = lambda key: [bm.nodes[i].get_content() for i in bm.page_nodes.get(key, [])]  # noqa: E731
+        return second_look(query, found, candidates, texts, self.llm_factory(), self.top_k, s.page_look)
 
     def _search(self, query: str, conversation: ConversationQueries | None) -> Retrieval:
         scope = self._scope(query, conversation)
@@ -274,14 +279,23 @@ class HybridRetriever(BaseRetriever):
         """The passages of the documents the question's names are about: one thing named, in
         the order the search ranked them (other documents' passages dropped; too few of its own
         among the candidates topped up from a search in its documents); several, each also
-        searched in its own documents (the two rankings interleaved), then all interleaved."""
+        searched in its own documents (the two rankings interleaved), then all interleaved.
+        A route to sections of a document that joins others' pages is always searched inside
+        them too: among the whole document's candidates its pages are a few by chance."""
         per_route: list[list[NodeWithScore]] = []
         extras = dict(fused.extras)
+        known = self._sections()
+
+        def unit_of(node: Any) -> str:
+            doc = doc_of(node)
+            return known.section_of(doc, (node.metadata or {}).get("page"))[0] if known is not None else doc
+
         for _, docs in scope.routes:
             keep = set(docs)
-            ranked = [(nid, score) for nid, score in fused.ranked if doc_of(fused.by_id[nid].node) in keep]
+            ranked = [(nid, score) for nid, score in fused.ranked if unit_of(fused.by_id[nid].node) in keep]
             hits = self._select(Fused(ranked, fused.by_id, fused.extras), stats)
-            if len(scope.routes) > 1:  # and searched in its own documents: both rankings count
+            partial = known is not None and any(known.pages(u) for u in keep)
+            if len(scope.routes) > 1 or partial:  # and searched in its own documents: both rankings count
                 sub = self._search_in(sorted(keep), query, conversation)
                 hits = interleave([hits, sub.hits], self.top_k)
                 extras.update(sub.extras)
@@ -297,24 +311,38 @@ class HybridRetriever(BaseRetriever):
         )
 
     def _search_in(self, names: list[str], query: str, conversation: ConversationQueries | None) -> Retrieval:
-        """``query`` searched in the documents ``names`` alone, not routed again."""
-        return self._sub(names, top_k=self.top_k, look=False, name_gate=False).search(query, conversation)
-
-    def _sub(self, names: list[str] | None, *, top_k: int, look: bool, name_gate: bool = True) -> HybridRetriever:
-        """A retriever like this one over ``names``: routed by name or not, looking or not."""
-        update: dict[str, Any] = {} if look else {"page_look": 0}
-        if not name_gate:
-            update["name_gate"] = False
-        return HybridRetriever(
+        """``query`` searched in the documents ``names`` alone (or the sections: ``Entities``
+        units), not routed again."""
+        known = self._sections()
+        spans: Spans = {}
+        for name in names:
+            doc = known.document(name) if known is not None else name
+            pages = known.pages(name) if known is not None else None
+            if pages is None:
+                spans[doc] = []  # the whole document
+            elif doc not in spans or spans[doc]:
+                spans.setdefault(doc, []).append(pages)
+        sub = HybridRetriever(
             self.index,
             self.keywords,
-            self.settings.model_copy(update=update),
-            names=names,
-            top_k=top_k,
+            self.settings.model_copy(update={"name_gate": False, "page_look": 0}),
+            names=sorted(spans),
+            top_k=self.top_k,
             multilingual=self.cjk_vector_weight == 1.0,
             llm_factory=self.llm_factory,
-            entities=self.entities if name_gate else None,
+            spans=spans if any(spans.values()) else None,
+            sections=known,
         )
+        return sub.search(query, conversation)
+
+    def _sections(self) -> Entities | None:
+        """The units of the documents, when some document has sections (``Entities``)."""
+        if self.sections is not None:
+            return self.sections
+        if self.entities is None or not self.settings.entity_scope:
+            return None
+        known = self.entities.current()
+        return known if known.sectioned() else None
 
     def _select(self, fused: Fused, stats: dict[str, Any]) -> list[NodeWithScore]:
         """The top_k passages; with neighbour windows, each widened (``windows.widen``)."""

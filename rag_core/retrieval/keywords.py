@@ -26,6 +26,7 @@ import math
 import re
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from rag_core.index import VectorIndex
@@ -36,6 +37,7 @@ from rag_core.text import period_aliases, query_terms, tokenize
 __all__ = ["BM25", "CANDIDATES", "KeywordCache", "doc_of", "search_text"]
 
 CANDIDATES = 5000  # chunks scored per search at most (see above)
+Keep = Callable[[tuple[str, int]], bool]  # (document, page) → searched or not
 
 
 def search_text(node: Any) -> str:
@@ -157,22 +159,23 @@ class BM25:
         return {doc: set(tokenize(stem_of(doc))) for doc in self.doc_chunks}
 
     # ------------------------------------------------------------------ search
-    def search(self, query: str, k: int) -> list[tuple[int, float]]:
-        """The ``k`` best (position, score) pairs, ties by position."""
-        hits = self._top(tokenize(query), k, pages=False)
+    def search(self, query: str, k: int, keep: Keep | None = None) -> list[tuple[int, float]]:
+        """The ``k`` best (position, score) pairs, ties by position; ``keep``: only chunks of
+        the (document, page)s it keeps (a search inside some sections of a document)."""
+        hits = self._top(tokenize(query), k, pages=False, keep=keep)
         self.nodes.prefetch([i for i, _ in hits])
         return hits
 
-    def search_pages(self, query: str, k: int) -> list[tuple[tuple[str, int], float]]:
+    def search_pages(self, query: str, k: int, keep: Keep | None = None) -> list[tuple[tuple[str, int], float]]:
         """The ``k`` best pages ((document, page), score) by BM25 over whole pages."""
         rows: dict[int, Row] = {}
-        hits = self._top(tokenize(query), k, pages=True, seen=rows)
+        hits = self._top(tokenize(query), k, pages=True, seen=rows, keep=keep)
         keys = [((rows[i].doc, int(rows[i].page or 0)), score) for i, score in hits]
         self.page_nodes.prefetch([key for key, _ in keys], self.nodes)
         return keys
 
     def _top(
-        self, tokens: list[str], k: int, *, pages: bool, seen: dict[int, Row] | None = None
+        self, tokens: list[str], k: int, *, pages: bool, seen: dict[int, Row] | None = None, keep: Keep | None = None
     ) -> list[tuple[int, float]]:
         n, total = (self.scope.pages, self.scope.page_length) if pages else (self.scope.chunks, self.scope.length)
         stats = self._term_stats(set(tokens))
@@ -200,7 +203,7 @@ class BM25:
             if room <= 0:
                 break
             for row in self.index.rows_with(term, self.names, pages=pages, limit=room + len(scored)):
-                if row.id not in scored and room > 0:
+                if row.id not in scored and room > 0 and (keep is None or keep((row.doc, int(row.page or 0)))):
                     scored[row.id] = score(row)
                     room -= 1
                     if seen is not None:

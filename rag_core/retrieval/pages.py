@@ -16,10 +16,10 @@ import math
 import re
 import weakref
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, Protocol
 
 from llama_index.core.schema import NodeWithScore
 
@@ -78,6 +78,12 @@ CHUNKS_PER_PAGE = 2
 # the discussion and the notes restate it or break it down: its page counts this much more.
 STATEMENT_BOOST = 1.5
 STATEMENT_TITLE = re.compile(r"\bstatements?\s+of\b|\bbalance\s+sheets?\b", re.IGNORECASE)
+
+
+class Sections(Protocol):
+    """Which section of its document a page is in (``rag_core.entities.Entities``)."""
+
+    def section_of(self, doc: str, page: Any) -> tuple[str, int]: ...
 
 
 def _norm(word: str) -> str:
@@ -144,24 +150,40 @@ class PageLabels:
 
     chunks: dict[tuple[str, int], list[tuple[int, list[frozenset[str]]]]] = field(default_factory=dict)
     idf: dict[str, float] = field(default_factory=dict)
-    covers: dict[str, frozenset[str]] = field(default_factory=dict)  # per document, the words of its first page
-    cover_dates: dict[str, frozenset[date]] = field(default_factory=dict)  # ... and the dates on it
+    # Per unit (a document; a section of one that joins others' pages), the words of its first
+    # page (its cover) and the dates on it.
+    covers: dict[str, frozenset[str]] = field(default_factory=dict)
+    cover_dates: dict[str, frozenset[date]] = field(default_factory=dict)
     statements: frozenset[tuple[str, int]] = frozenset()  # pages titled as a financial statement
+    units: dict[tuple[str, int], str] = field(default_factory=dict)  # a sectioned document's pages → their section
+    units_of: dict[str, frozenset[str]] = field(default_factory=dict)  # a sectioned document → its sections
+
+    def unit(self, key: tuple[str, int]) -> str:
+        return self.units.get(key, key[0])
 
     @classmethod
-    def build(cls, nodes: Mapping[int, Any] | Sequence[Any], doc_of: Any) -> PageLabels:
+    def build(
+        cls, nodes: Mapping[int, Any] | Sequence[Any], doc_of: Any, sections: Sections | None = None
+    ) -> PageLabels:
         chunks: dict[tuple[str, int], list[tuple[int, list[frozenset[str]]]]] = defaultdict(list)
         covers: dict[str, set[str]] = defaultdict(set)
         cover_dates: dict[str, set[date]] = defaultdict(set)
+        units: dict[tuple[str, int], str] = {}
+        units_of: dict[str, set[str]] = defaultdict(set)
         statements = set()
         for i, node in nodes.items() if isinstance(nodes, Mapping) else enumerate(nodes):
             page = (node.metadata or {}).get("page")
             if not isinstance(page, int):
                 continue
             text = node.get_content()
-            if page == 1:
-                covers[doc_of(node)].update(_WORD.findall(text.lower()))
-                cover_dates[doc_of(node)].update(dates_in(text))
+            doc = doc_of(node)
+            unit, cover = sections.section_of(doc, page) if sections is not None else (doc, 1)
+            if unit != doc:
+                units[(doc, page)] = unit
+                units_of[doc].add(unit)
+            if page == cover:
+                covers[unit].update(_WORD.findall(text.lower()))
+                cover_dates[unit].update(dates_in(text))
             if any(is_title(line) and STATEMENT_TITLE.search(line) for line in text.splitlines()):
                 statements.add((doc_of(node), page))
             labels = row_labels(text)
@@ -180,6 +202,8 @@ class PageLabels:
             {d: frozenset(words) for d, words in covers.items()},
             {d: frozenset(found) for d, found in cover_dates.items()},
             frozenset(statements),
+            units,
+            {d: frozenset(u) for d, u in units_of.items()},
         )
 
     def label_score(self, label: frozenset[str], terms: set[str]) -> tuple[float, frozenset[str]]:
@@ -238,16 +262,17 @@ def _drop_running_words(chunks: dict[tuple[str, int], list[tuple[int, list[froze
             chunks[key] = [(i, labels) for i, labels in kept if labels]
 
 
-_CACHE: weakref.WeakKeyDictionary[Any, PageLabels] = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[Any, tuple[Any, PageLabels]] = weakref.WeakKeyDictionary()
 
 
-def page_labels(bm: Any, doc_of: Any) -> PageLabels:
-    """The labels of the pages of a keyword index's nodes, built once per index object."""
-    labels = _CACHE.get(bm)
-    if labels is None:
-        labels = PageLabels.build(all_nodes(bm), doc_of)
-        _CACHE[bm] = labels
-    return labels
+def page_labels(bm: Any, doc_of: Any, sections: Sections | None = None) -> PageLabels:
+    """The labels of the pages of a keyword index's nodes, built once per index object (and
+    sections: both are of one version of the index)."""
+    cached = _CACHE.get(bm)
+    if cached is None or cached[0] is not sections:
+        cached = (sections, PageLabels.build(all_nodes(bm), doc_of, sections))
+        _CACHE[bm] = cached
+    return cached[1]
 
 
 def _named_pages(
@@ -260,20 +285,29 @@ def _named_pages(
     return names, labels.score_pages(question_terms(question) - {_norm(w) for name in names for w in name})
 
 
-def names_line_item(question: str, bm: Any, doc_of: Any) -> bool:
+def names_line_item(question: str, bm: Any, doc_of: Any, sections: Sections | None = None) -> bool:
     """Whether the question names a line item or a statement that some page's labels hold."""
-    _, scored = _named_pages(question, bm, page_labels(bm, doc_of))
+    _, scored = _named_pages(question, bm, page_labels(bm, doc_of, sections))
     return bool(scored) and max(s for s, _ in scored.values()) >= MIN_LABEL_SCORE
 
 
 def statement_list(
-    question: str, bm: Any, doc_of: Any, doc_scores: Mapping[str, float], pages: int = PAGES
+    question: str,
+    bm: Any,
+    doc_of: Any,
+    doc_scores: Mapping[str, float],
+    pages: int = PAGES,
+    *,
+    sections: Sections | None = None,
+    keep: Callable[[tuple[str, int]], bool] | None = None,
 ) -> list[NodeWithScore]:
     """The chunks of the pages whose row labels and titles the question names, best first:
     a page's label score times its document's share of the best document score (the
     statement of the filing the question is about, not a neighbour's). Empty when no page's
-    labels reach ``MIN_LABEL_SCORE``: the question names no line item."""
-    labels = page_labels(bm, doc_of)
+    labels reach ``MIN_LABEL_SCORE``: the question names no line item. ``sections``: where a
+    document joins others' pages, each section's first page is its cover (what it is about,
+    its date); ``keep``: the pages that may be listed (a search inside some sections)."""
+    labels = page_labels(bm, doc_of, sections)
     names, scored = _named_pages(question, bm, labels)
     if not scored or max(s for s, _ in scored.values()) < MIN_LABEL_SCORE:
         return []
@@ -282,7 +316,7 @@ def statement_list(
     # A date it states ("the quarter ended July 1, 2023") picks, among those, the ones whose
     # first page carries it (the period a filing or release covers is on its cover).
     best_doc = max(doc_scores.values(), default=0.0) or 1.0
-    about = {d for d, s in doc_scores.items() if s >= ABOUT_SHARE * best_doc}
+    about = {u for d, s in doc_scores.items() if s >= ABOUT_SHARE * best_doc for u in labels.units_of.get(d, {d})}
     named = {d for d in about if any(name <= labels.covers.get(d, frozenset()) for name in names)}
     about = named or about
     stated = dates_in(question)
@@ -296,7 +330,7 @@ def statement_list(
                 chunks,
             )
             for key, (score, chunks) in scored.items()
-            if key[0] in about
+            if labels.unit(key) in about and (keep is None or keep(key))
         ),
         key=lambda x: (-x[0], x[1]),
     )

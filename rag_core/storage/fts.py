@@ -53,7 +53,7 @@ class SQLiteKeywordIndex(KeywordTables, KeywordIndex):
     def doc_terms(self, doc: str) -> set[str]:
         rows = self.db.query(
             "SELECT t.term FROM kw_doc_terms t JOIN kw_docs d ON d.docno = t.docno"
-            " WHERE d.doc = ? AND (t.df > 0 OR t.named & 1)",
+            " WHERE d.doc = ? AND (t.df > 0 OR (t.named & 1) <> 0)",
             (doc,),
         )
         return {r[0] for r in rows}
@@ -63,7 +63,8 @@ class SQLiteKeywordIndex(KeywordTables, KeywordIndex):
         if not wanted:
             return []
         sql = (
-            "SELECT d.doc, t.term, t.df > 0 OR t.named & 1, t.named & 2 FROM kw_doc_terms t"
+            "SELECT d.doc, t.term, CASE WHEN t.df > 0 OR (t.named & 1) <> 0 THEN 1 ELSE 0 END, t.named & 2"
+            " FROM kw_doc_terms t"
             f" JOIN kw_docs d ON d.docno = t.docno WHERE t.term IN ({placeholders(len(wanted))})"
         )
         if names is None:
@@ -89,7 +90,8 @@ class SQLiteKeywordIndex(KeywordTables, KeywordIndex):
             )
             return {t: (int(df), int(pdf), 0, 0) for t, df, pdf, _, _ in rows}
         sql = (
-            "SELECT term, SUM(df), SUM(pdf), SUM(df > 0 OR named & 1), SUM(named & 2 > 0) FROM kw_doc_terms"
+            "SELECT term, SUM(df), SUM(pdf), SUM(CASE WHEN df > 0 OR (named & 1) <> 0 THEN 1 ELSE 0 END),"
+            " SUM(CASE WHEN (named & 2) <> 0 THEN 1 ELSE 0 END) FROM kw_doc_terms"
             f" WHERE term IN ({placeholders(len(wanted))})"
         )
         if names is None:
@@ -126,11 +128,18 @@ class SQLiteKeywordIndex(KeywordTables, KeywordIndex):
             for batch in in_batches(self._docnos(names))
             for r in self.db.query(
                 f"{self._select(pages)} WHERE {alias}.docno IN ({placeholders(len(batch))})"
-                f" AND instr(' ' || {alias}.tokens || ' ', ?) > 0{tail}",
-                [*batch, f" {term} "],
+                f" AND {self._holds(alias)}{tail}",
+                [*batch, self._term_arg(term)],
             )
         ]
         return sorted(found, key=lambda row: -row.id)[: limit if limit is not None else None]
+
+    def _holds(self, alias: str) -> str:
+        """The condition that a row holds the token given by ``_term_arg``."""
+        return f"instr(' ' || {alias}.tokens || ' ', ?) > 0"
+
+    def _term_arg(self, term: str) -> str:
+        return f" {term} "
 
     # ------------------------------------------------------------------ rows
     def _select(self, pages: bool) -> str:

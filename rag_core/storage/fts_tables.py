@@ -11,17 +11,20 @@ Per document and term, ``kw_doc_terms`` counts the chunks and pages holding it (
 statistics of a search restricted to some documents) and marks the terms of its file name;
 ``kw_terms`` keeps the same counts over every document. Every write changes only the rows
 of the chunks, pages and terms of the document it writes, in one transaction.
+
+The SQL runs on PostgreSQL too (``rag_core.storage.pg_keywords``, the team's keyword index):
+only the postings differ (``_post``/``_unpost``: FTS5 here, a GIN-indexed ``tsvector`` there).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
-from rag_core.storage.indexdb import IndexDB
 from rag_core.storage.keyword_index import ChunkRecord, stem_of
 from rag_core.text import tokenize
 
@@ -51,10 +54,23 @@ def fts_phrase(term: str) -> str:
     return '"' + term.replace('"', "") + '"'
 
 
+class KeywordDB(Protocol):
+    """Where the tables are: ``index.db`` (``IndexDB``) or a PostgreSQL schema
+    (``rag_core.storage.pg_keywords``); both take the same SQL with ``?`` placeholders."""
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def query(self, sql: str, params: Sequence[Any] = ..., /) -> list[Any]: ...
+
+    def meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str | None) -> None: ...
+
+
 class KeywordTables:
     """Writing the keyword index: chunks added and removed, pages and term counts with them."""
 
-    def __init__(self, db: IndexDB) -> None:
+    def __init__(self, db: KeywordDB) -> None:
         self.db = db
 
     # ------------------------------------------------------------------ writing
@@ -81,9 +97,9 @@ class KeywordTables:
                 docno = docnos.get(record.doc) or docnos.setdefault(record.doc, self._docno(c, record))
                 tokens = record.tokens
                 joined = " ".join(tokens)
-                row = c.execute(
+                rowid = c.execute(
                     "INSERT INTO kw_chunks (node_id, ref_doc_id, docno, page, length, tokens, text, meta)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                     (
                         record.node_id,
                         record.ref_doc_id,
@@ -94,8 +110,8 @@ class KeywordTables:
                         record.text,
                         pack_meta(record.meta),
                     ),
-                )
-                c.execute("INSERT INTO kw_chunks_fts (rowid, tokens) VALUES (?, ?)", (row.lastrowid, joined))
+                ).fetchone()[0]
+                self._post(c, "kw_chunks", rowid, tokens)
                 deltas.update((t, docno) for t in set(tokens))
                 docs[docno][0] += 1
                 docs[docno][1] += len(tokens)
@@ -124,16 +140,7 @@ class KeywordTables:
                 if found is None:
                     continue
                 docno = found[0]
-                for rowid, tokens in c.execute("SELECT id, tokens FROM kw_chunks WHERE docno = ?", (docno,)).fetchall():
-                    c.execute(
-                        "INSERT INTO kw_chunks_fts (kw_chunks_fts, rowid, tokens) VALUES ('delete', ?, ?)",
-                        (rowid, tokens),
-                    )
-                for rowid, tokens in c.execute("SELECT id, tokens FROM kw_pages WHERE docno = ?", (docno,)).fetchall():
-                    c.execute(
-                        "INSERT INTO kw_pages_fts (kw_pages_fts, rowid, tokens) VALUES ('delete', ?, ?)",
-                        (rowid, tokens),
-                    )
+                self._unpost_doc(c, docno)
                 terms = c.execute("SELECT term, df, pdf FROM kw_doc_terms WHERE docno = ?", (docno,)).fetchall()
                 c.executemany(
                     "UPDATE kw_terms SET df = df - ?, pdf = pdf - ? WHERE term = ?",
@@ -149,17 +156,34 @@ class KeywordTables:
 
     def clear(self) -> None:
         with self.db.transaction() as c:
-            for table in ("kw_chunks_fts", "kw_pages_fts"):
-                c.execute(f"INSERT INTO {table} ({table}) VALUES ('delete-all')")
+            self._unpost_all(c)
             for table in ("kw_docs", "kw_chunks", "kw_pages", "kw_terms", "kw_doc_terms"):
                 c.execute(f"DELETE FROM {table}")
 
+    # ------------------------------------------------------------------ postings (SQLite: FTS5)
+    def _post(self, c: Any, table: str, rowid: int, tokens: list[str]) -> None:
+        """Index a new row's tokens (``kw_chunks`` or ``kw_pages``) for ``rows_with``."""
+        c.execute(f"INSERT INTO {table}_fts (rowid, tokens) VALUES (?, ?)", (rowid, " ".join(tokens)))
+
+    def _unpost(self, c: Any, table: str, rowid: int, joined: str) -> None:
+        """Forget a row's tokens before it changes or goes (a contentless FTS5 table needs them)."""
+        c.execute(f"INSERT INTO {table}_fts ({table}_fts, rowid, tokens) VALUES ('delete', ?, ?)", (rowid, joined))
+
+    def _unpost_doc(self, c: Any, docno: int) -> None:
+        for table in ("kw_chunks", "kw_pages"):
+            for rowid, joined in c.execute(f"SELECT id, tokens FROM {table} WHERE docno = ?", (docno,)).fetchall():
+                self._unpost(c, table, rowid, joined)
+
+    def _unpost_all(self, c: Any) -> None:
+        for table in ("kw_chunks_fts", "kw_pages_fts"):
+            c.execute(f"INSERT INTO {table} ({table}) VALUES ('delete-all')")
+
     # ------------------------------------------------------------------ write helpers
-    def _docno(self, c: sqlite3.Connection, record: ChunkRecord) -> int:
+    def _docno(self, c: Any, record: ChunkRecord) -> int:
         found = c.execute("SELECT docno FROM kw_docs WHERE doc = ?", (record.doc,)).fetchone()
         if found is not None:
             return int(found[0])
-        docno = int(c.execute("INSERT INTO kw_docs (doc) VALUES (?)", (record.doc,)).lastrowid or 0)
+        docno = int(c.execute("INSERT INTO kw_docs (doc) VALUES (?) RETURNING docno", (record.doc,)).fetchone()[0])
         named: Counter[str] = Counter()
         for term in set(tokenize(record.file_name or record.doc)):
             named[term] |= 1
@@ -167,14 +191,14 @@ class KeywordTables:
             named[term] |= 2
         c.executemany(
             "INSERT INTO kw_doc_terms (term, docno, named) VALUES (?, ?, ?)"
-            " ON CONFLICT (term, docno) DO UPDATE SET named = named | excluded.named",
+            " ON CONFLICT (term, docno) DO UPDATE SET named = kw_doc_terms.named | excluded.named",
             [(t, docno, bits) for t, bits in named.items()],
         )
         return docno
 
     def _apply(
         self,
-        c: sqlite3.Connection,
+        c: Any,
         chunk_deltas: Counter[tuple[str, int]],
         page_deltas: dict[tuple[str, int], int],
         docs: dict[int, list[int]],
@@ -186,7 +210,7 @@ class KeywordTables:
             pairs = [(t, d, chunk_deltas.get((t, d), 0), page_deltas.get((t, d), 0)) for t, d in keys]
             c.executemany(
                 "INSERT INTO kw_doc_terms (term, docno, df, pdf) VALUES (?, ?, ?, ?) ON CONFLICT (term, docno)"
-                " DO UPDATE SET df = df + excluded.df, pdf = pdf + excluded.pdf",
+                " DO UPDATE SET df = kw_doc_terms.df + excluded.df, pdf = kw_doc_terms.pdf + excluded.pdf",
                 pairs,
             )
             totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -195,7 +219,7 @@ class KeywordTables:
                 totals[t][1] += pdf
             c.executemany(
                 "INSERT INTO kw_terms (term, df, pdf) VALUES (?, ?, ?) ON CONFLICT (term)"
-                " DO UPDATE SET df = df + excluded.df, pdf = pdf + excluded.pdf",
+                " DO UPDATE SET df = kw_terms.df + excluded.df, pdf = kw_terms.pdf + excluded.pdf",
                 [(t, df, pdf) for t, (df, pdf) in totals.items()],
             )
             falling = [t for t, (df, pdf) in totals.items() if df < 0 or pdf < 0]
@@ -212,14 +236,12 @@ class KeywordTables:
                 (chunks, length, pages, page_length, docno),
             )
 
-    def _remove_chunks(self, c: sqlite3.Connection, rows: list[tuple]) -> None:
+    def _remove_chunks(self, c: Any, rows: list[tuple]) -> None:
         deltas: Counter[tuple[str, int]] = Counter()
         docs: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
         touched: set[tuple[int, int]] = set()
         for rowid, docno, page, length, tokens in rows:
-            c.execute(
-                "INSERT INTO kw_chunks_fts (kw_chunks_fts, rowid, tokens) VALUES ('delete', ?, ?)", (rowid, tokens)
-            )
+            self._unpost(c, "kw_chunks", rowid, tokens)
             c.execute("DELETE FROM kw_chunks WHERE id = ?", (rowid,))
             deltas.update({(t, docno): -1 for t in set(tokens.split())})
             docs[docno][0] -= 1
@@ -235,7 +257,7 @@ class KeywordTables:
             c.execute("DELETE FROM kw_doc_terms WHERE docno = ?", (docno,))
             c.execute("DELETE FROM kw_docs WHERE docno = ?", (docno,))
 
-    def _refresh_pages(self, c: sqlite3.Connection, touched: set[tuple[int, int]]) -> None:
+    def _refresh_pages(self, c: Any, touched: set[tuple[int, int]]) -> None:
         """Rewrite the pages whose chunks changed: a page's tokens are its chunks' in order."""
         deltas: Counter[tuple[str, int]] = Counter()
         docs: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
@@ -249,9 +271,7 @@ class KeywordTables:
             joined = " ".join(t for _, t in chunks if t)
             length = sum(n for n, _ in chunks)
             if old is not None:
-                c.execute(
-                    "INSERT INTO kw_pages_fts (kw_pages_fts, rowid, tokens) VALUES ('delete', ?, ?)", (old[0], old[2])
-                )
+                self._unpost(c, "kw_pages", old[0], old[2])
                 deltas.update({(t, docno): -1 for t in set(old[2].split())})
                 docs[docno][2] -= 1
                 docs[docno][3] -= old[1]
@@ -261,13 +281,13 @@ class KeywordTables:
                 continue
             if old is None:
                 rowid = c.execute(
-                    "INSERT INTO kw_pages (docno, page, length, tokens) VALUES (?, ?, ?, ?)",
+                    "INSERT INTO kw_pages (docno, page, length, tokens) VALUES (?, ?, ?, ?) RETURNING id",
                     (docno, page, length, joined),
-                ).lastrowid
+                ).fetchone()[0]
             else:
                 rowid = old[0]
                 c.execute("UPDATE kw_pages SET length = ?, tokens = ? WHERE id = ?", (length, joined, rowid))
-            c.execute("INSERT INTO kw_pages_fts (rowid, tokens) VALUES (?, ?)", (rowid, joined))
+            self._post(c, "kw_pages", rowid, joined.split())
             deltas.update({(t, docno): 1 for t in set(joined.split())})
             docs[docno][2] += 1
             docs[docno][3] += length

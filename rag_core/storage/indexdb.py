@@ -105,7 +105,32 @@ class IndexDatabaseError(ConsistencyError):
     """``index.db`` cannot be read."""
 
 
-class IndexDB(Database):
+class IndexMeta:
+    """The index's own facts (``index_meta``: e.g. that the keyword index is complete), in
+    ``index.db`` or in a team's keyword schema (``rag_core.storage.pg_keywords``)."""
+
+    def query(self, sql: str, params: Sequence[Any] = (), /) -> list[Any]:
+        raise NotImplementedError
+
+    def transaction(self) -> contextlib.AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def meta(self, key: str) -> str | None:
+        rows = self.query("SELECT value FROM index_meta WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        with self.transaction() as c:
+            if value is None:
+                c.execute("DELETE FROM index_meta WHERE key = ?", (key,))
+            else:
+                c.execute(
+                    "INSERT INTO index_meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+
+
+class IndexDB(IndexMeta, Database):
     """One SQLite file, migrated on open; a connection per thread; transactions that nest
     (the outermost commits). A ``Database``, so that the docstore's key-value store
     (``rag_core.storage.kvstore``) runs on it as it runs on PostgreSQL."""
@@ -187,17 +212,6 @@ class IndexDB(Database):
             return self._connection().execute(sql, params).fetchall()
         except sqlite3.DatabaseError as e:
             raise self.error(e) from e
-
-    def meta(self, key: str) -> str | None:
-        rows = self.query("SELECT value FROM index_meta WHERE key = ?", (key,))
-        return str(rows[0][0]) if rows else None
-
-    def set_meta(self, key: str, value: str | None) -> None:
-        with self.transaction() as c:
-            if value is None:
-                c.execute("DELETE FROM index_meta WHERE key = ?", (key,))
-            else:
-                c.execute("INSERT OR REPLACE INTO index_meta VALUES (?, ?)", (key, value))
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)")

@@ -2,10 +2,10 @@
 store) and the keyword index, opened together, and their two one-time migrations.
 
 On the laptop both live in ``index.db`` (``rag_core.storage.indexdb`` says why not in
-``docent.db``). With PostgreSQL the docstore's rows are in that database instead, through the
-same ``DatabaseKVStore`` (``rag_core.storage.kvstore``); the keyword index stays in the data
-folder's ``index.db`` (a PostgreSQL keyword index is not built yet: processes on other
-machines sharing one database each keep their own, filled from the shared Chroma).
+``docent.db``). With PostgreSQL both are in that database instead: the docstore's rows through
+the same ``DatabaseKVStore`` (``rag_core.storage.kvstore``), the keyword index in a schema per
+library (``rag_core.storage.pg_keywords``), so that every process of a team, on any machine,
+reads one keyword index that is current the moment a write commits.
 
 The migrations, each under the data folder's write lock, each proven before it counts:
 
@@ -28,7 +28,8 @@ from pathlib import Path
 
 from rag_core.errors import ConsistencyError
 from rag_core.storage.fts import SQLiteKeywordIndex
-from rag_core.storage.indexdb import IndexDB, open_index_db
+from rag_core.storage.fts_tables import KeywordDB
+from rag_core.storage.indexdb import open_index_db
 from rag_core.storage.keyword_index import ChunkRecord, KeywordIndex
 from rag_core.storage.kvstore import DatabaseKVStore
 
@@ -41,7 +42,7 @@ HASHES = f"{DOCSTORE_NAMESPACE}/metadata"  # the shared library's page hashes (I
 
 @dataclass
 class IndexStore:
-    db: IndexDB  # index.db: the keyword index, and the docstore unless the database holds it
+    db: KeywordDB  # the keyword index's tables: index.db (also the docstore's on the laptop), or a PostgreSQL schema
     kvstore: DatabaseKVStore  # the docstore's rows: in index.db, or in PostgreSQL
     keywords: KeywordIndex
     namespace: str = DOCSTORE_NAMESPACE  # the docstore's: a person's library has its own
@@ -60,9 +61,23 @@ class IndexStore:
         return self.kvstore.count(self.hashes)
 
 
-def open_index_store(path: Path, kv: DatabaseKVStore | None = None, namespace: str = DOCSTORE_NAMESPACE) -> IndexStore:
+def open_index_store(
+    path: Path,
+    kv: DatabaseKVStore | None = None,
+    namespace: str = DOCSTORE_NAMESPACE,
+    *,
+    database: str | None = None,
+    library: str = "",
+) -> IndexStore:
     """The keyword index in the SQLite file ``path`` (``<data_dir>/index.db``), and the docstore
-    there too unless ``kv`` (the PostgreSQL database's key-value store) is given."""
+    there too unless ``kv`` (the PostgreSQL database's key-value store) is given. With
+    ``database`` (a PostgreSQL URL) the keyword index is in that database, in the schema of
+    ``library`` (its ``library_key``), and no ``index.db`` is opened."""
+    if database and kv is not None:
+        from rag_core.storage.pg_keywords import PgIndexDB, PostgresKeywordIndex
+
+        pg = PgIndexDB(database, library)
+        return IndexStore(pg, kv, PostgresKeywordIndex(pg), namespace)
     db, notices = open_index_db(path)
     return IndexStore(db, kv or DatabaseKVStore(db), SQLiteKeywordIndex(db), namespace, notices)
 
