@@ -91,3 +91,23 @@ def test_follow_ups_come_from_the_sources_of_the_turn_not_after_a_stop(local):
     for _ in stopped:
         stopped.stop()
     assert stopped.answered is not None and stopped.answered.stopped and stopped.follow_ups() == []
+
+
+def test_a_turn_given_up_for_the_next_question_is_answered_as_stopped_and_the_order_holds(ctx, three_docs, llm):
+    """A new question typed while the last one is still being prepared interrupts it before its
+    first word: the interrupted one gets a stopped answer saying so, so the conversation stays
+    question, answer (before, the next question followed an unanswered one)."""
+    ctx.ingestion.ingest_paths([three_docs])
+    sid = ctx.sessions.create().id
+    first = ctx.chat.turn(QUESTION, sid)
+    first.abandon()  # what the page does when a rerun interrupts it before the words
+    first.abandon()  # twice (a second interruption) stores nothing more
+    llm.script(answers=["It delivers 42 litres per minute [1]."])
+    ctx.chat.turn("And its capacity?", sid).result()
+    stored = ctx.sessions.messages(sid)
+    assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
+    assert stored[1].content.startswith("No answer: it was stopped before it began") and stored[1].meta["stopped"]
+    assert stored[3].content.startswith("It delivers 42 litres")
+    failed = ctx.chat.turn("A third question?", sid)
+    failed.close()  # a failure keeps the question unanswered, for Retry
+    assert [m.role for m in ctx.sessions.messages(sid)][-2:] == ["assistant", "user"]

@@ -6,7 +6,9 @@ answer, asks it for follow-up questions. The page then runs again and draws the 
 the session like every other (``ui.answer``), with its controls. If the run is interrupted while the
 answer streams (Stop, a new question, any click: Streamlit stops the script at its next
 ``st`` call), the turn is told to stop and drained, so that it stores the part
-written so far, marked as stopped, before the interruption goes on.
+written so far, marked as stopped, before the interruption goes on; interrupted before its
+first word, it stores a stopped answer saying so (a new question typed meanwhile then follows
+an answered one, never an unanswered one).
 
 Streamlit starts the next run without waiting for the interrupted one to end, so the
 next run waits (``wait_for_answer``, briefly) until the interrupted answer is stored:
@@ -78,8 +80,11 @@ def _write(ctx: AppContext, session_id: str, question: str, rewrite: str | None,
         waiting.empty()
         try:
             return _draw(turn, question)
+        except Exception:
+            turn.close()  # failed before its words: the question stays, unanswered, with Retry
+            raise
         except BaseException:
-            turn.close()  # interrupted before its words were read: the conversation is free again
+            turn.abandon()  # interrupted (a new question, Stop, a click): stored as stopped before it began
             raise
 
 

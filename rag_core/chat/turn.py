@@ -44,7 +44,7 @@ from rag_core.chat.messages import STOPPED_MARK, ChatTurn, count_tokens, llama_t
 from rag_core.chat.notices import refusal, search_notices
 from rag_core.errors import DiskFullError, DocentError, ProviderError
 from rag_core.payloads import Source
-from rag_core.prompts import NO_ANSWER
+from rag_core.prompts import NO_ANSWER, STOPPED_BEFORE
 from rag_core.providers.answering import ANSWERING
 from rag_core.providers.llm import ProgressFn
 from rag_core.providers.threads import LOAD
@@ -275,9 +275,17 @@ class Turn:
                 self._release()  # the answer is stored, or there will be none: the session is free
 
     def close(self) -> None:
-        """Give the turn up before its words were read (the page went away): the session is
-        free again, and the question stays, unanswered. Nothing once the answer is stored."""
+        """Given up before its words (the page went away, a failure): the question stays unanswered."""
         self._release()
+
+    def abandon(self) -> None:
+        """Stopped before its words (a new question, Stop, a click): a stopped answer says so."""
+        try:
+            if self.answered is None:
+                self.stopped = True
+                self._finish([], 0.0, empty=STOPPED_BEFORE)
+        finally:
+            self._release()
 
     def result(self) -> ChatTurn:
         """Run the turn to the end (every phase left) and return the answered turn."""
@@ -288,12 +296,12 @@ class Turn:
         return self.answered
 
     # ------------------------------------------------------------------ 5. store, and after
-    def _finish(self, parts: list[str], first: float) -> None:
+    def _finish(self, parts: list[str], first: float, empty: str = NO_ANSWER) -> None:
         end = time.perf_counter()
         self.timings["total_s"] = round(end - self.started, 3)
         if len(parts) > 1 and first and end > first:
             self.timings["tokens_per_s"] = round((len(parts) - 1) / (end - first), 2)
-        answer = "".join(parts).strip() or NO_ANSWER
+        answer = "".join(parts).strip() or empty
         if self._figures is not None:  # each figure checked against the sources, marked if unsupported
             checked = self._figures.check(answer)
             answer = checked.answer
@@ -318,26 +326,18 @@ class Turn:
         """The answer into its session (a one-off question has none: nothing is stored)."""
         if self.session_id is None or not self.save:
             return
-        meta: dict[str, Any] = {
-            "timings": answered.timings,
-            "notices": answered.notices,
-            "served_by": answered.served_by,
-        }
-        if answered.stopped:
-            meta["stopped"] = True
+        meta: dict[str, Any] = {"timings": answered.timings, "notices": answered.notices}
+        meta["served_by"] = answered.served_by
+        flags = {"stopped": answered.stopped, "rewrite_edited": bool(self.rewrite)}
+        meta.update({k: True for k, on in flags.items() if on})
         meta.update(
             {k: answered.timings[k] for k in ("figures_checked", "figures_unsupported") if k in answered.timings}
         )
-        if self.rewrite:
-            meta["rewrite_edited"] = True
         if self.preview:
             meta["preview"] = self.preview
+        sources = answered.sources
         message = Message(
-            "assistant",
-            answered.answer,
-            condensed_question=answered.condensed_question,
-            sources=answered.sources,
-            meta=meta,
+            "assistant", answered.answer, condensed_question=answered.condensed_question, sources=sources, meta=meta
         )
         try:
             self.stored = self.components.sessions.append(self.session_id, message)
