@@ -50,3 +50,15 @@ def test_the_summary_is_the_median_of_the_questions_answered():
     ]
     out = summary(rows)
     assert out["ttft_s"] == 2.0 and out["decode_tokens_per_s"] == 15.0 and out["per_question"] is rows
+
+
+def test_idle_is_judged_by_what_other_processes_use_not_by_the_load_average(monkeypatch):
+    """The load average counts the benchmark's own indexing of the last minute: a machine whose
+    other processes use nothing is idle whatever it says; one core used by others is not."""
+    from rag_core.bench import busy
+
+    monkeypatch.setattr(busy, "others_busy", lambda before, after: 0.02)
+    assert busy.machine_state(seconds=0.0)["idle"] is True
+    monkeypatch.setattr(busy, "others_busy", lambda before, after: 0.9)
+    state = busy.machine_state(seconds=0.0)
+    assert state["idle"] is False and state["others_busy_cores"] == 0.9

@@ -8,7 +8,9 @@ or ``~/.cache/docent-test-models``) and run it.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
+import socket
 import threading
 import time
 import types
@@ -183,6 +185,13 @@ def test_messages_to_chatml():
 # --------------------------------------------------------------------------- LLM on a fake server
 
 
+def _listen(path: str) -> socket.socket:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(8)
+    return listener
+
+
 class FakeServer:
     """Stands in for ``xllamacpp.Server``: streams fixed tokens through the callback."""
 
@@ -198,6 +207,7 @@ class FakeServer:
         self.waited_too_long = False
         self.wait_for_consumer = False
         self.tokens = ["The", " answer", " is", " 5", "."]
+        self.listener = _listen(params.hostnames[0])  # as llama.cpp's HTTP thread does
         FakeServer.instances.append(self)
 
     def handle_completions(self, request: dict[str, Any], callback: Any = None) -> Any:
@@ -434,3 +444,107 @@ def test_real_model_streaming_is_incremental(real_llm):
     assert stamps[0] - swap < 0.5 * (total - swap), (
         f"first delta after {stamps[0]:.2f}s of {total:.2f}s (reload {swap:.2f}s)"
     )
+
+
+# --------------------------------------------------------------------------- reading ahead
+
+
+def test_read_ahead_pieces_end_at_spaces_and_the_last_at_the_prompt_end():
+    from rag_core.providers.local_llm import _cuts
+
+    prompt = ("word " * 300) + "\nend"
+    cuts = _cuts(prompt, 400)
+    assert cuts[-1] == len(prompt) and cuts == sorted(set(cuts))
+    assert all(prompt[c] in " \n" for c in cuts[:-1])
+    assert all(b - a <= 400 for a, b in zip([0, *cuts], cuts, strict=False))
+    assert _cuts("short", 400) == [5] and _cuts("", 400) == []
+
+
+def test_read_ahead_reads_growing_pieces_and_gives_way_to_a_question(fake_llm):
+    fake_llm.load()
+    (server,) = FakeServer.instances
+    prompt = "<|im_start|>system\n" + ("The filing says revenue rose. " * 60)
+    done = fake_llm.read_ahead([prompt], piece_chars=400)
+    pieces = [r["prompt"] for r in server.requests]
+    assert done["stopped"] is False and len(pieces) >= 4 and pieces[-1] == prompt
+    assert all(b.startswith(a) and len(b) > len(a) for a, b in itertools.pairwise(pieces))
+    assert all(r["max_tokens"] == 0 and r["cache_prompt"] is True and not r["stream"] for r in server.requests)
+
+    # A question waiting for the model stops it before its next piece.
+    server.requests.clear()
+    engine = fake_llm._get_engine()
+    engine.waiting = 1
+    try:
+        assert fake_llm.read_ahead([prompt], piece_chars=400) == {"tokens": 0, "stopped": True}
+    finally:
+        engine.waiting = 0
+    assert server.requests == []
+
+
+def test_a_question_is_counted_as_waiting_while_a_read_ahead_piece_holds_the_model(fake_llm):
+    fake_llm.load()
+    engine = fake_llm._get_engine()
+    seen: list[int] = []
+    engine.lock.acquire()  # a read-ahead piece in progress
+    asker = threading.Thread(target=lambda: seen.append(len(fake_llm.complete("2+3?").text)))
+    asker.start()
+    deadline = time.monotonic() + 5
+    while engine.waiting == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert engine.waiting == 1 and not seen  # waiting, and not answered under the held lock
+    engine.lock.release()
+    asker.join(10)
+    assert seen and engine.waiting == 0
+
+
+def test_a_newer_read_ahead_stops_an_older_one(fake_llm):
+    fake_llm.load()
+    engine = fake_llm._get_engine()
+    (server,) = FakeServer.instances
+    prompt = "x " * 1000
+    calls = 0
+    inner = server.handle_completions
+
+    def newer_after_first(request: dict[str, Any], callback: Any = None) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            engine.new_read_ahead()  # another answer's read-ahead began meanwhile
+        return inner(request, callback)
+
+    server.handle_completions = newer_after_first
+    done = fake_llm.read_ahead([prompt], piece_chars=100)
+    assert done["stopped"] is True and calls == 1
+
+
+def test_a_load_returns_once_the_server_listens_so_a_reload_at_once_cannot_hang(tmp_path, monkeypatch):
+    """llama.cpp's HTTP thread starts listening a moment after the server is built; stopping a
+    server before that waits for good. A load waits for the listener (xllamacpp hung in a
+    benchmark that reloaded at once after loading)."""
+    import xllamacpp
+
+    late: list[float] = []
+
+    class LateServer(FakeServer):
+        def __init__(self, params: Any) -> None:
+            path = params.hostnames[0]
+            params.hostnames = [path + ".unused"]  # the fake's own listener elsewhere
+            super().__init__(params)
+            self.params.hostnames = [path]
+
+            def listen_later() -> None:
+                time.sleep(0.3)
+                self.late = _listen(path)
+                late.append(time.monotonic())
+
+            threading.Thread(target=listen_later, daemon=True).start()
+
+    FakeServer.instances.clear()
+    monkeypatch.setattr(xllamacpp, "Server", LateServer)
+    model = tmp_path / "late.gguf"
+    model.write_bytes(b"GGUF" + b"\0" * 16)
+    llm = build_local_llm(model, context_window=2048, n_threads=1)
+    llm.load()
+    assert late and time.monotonic() >= late[0]  # it returned only once the listener was up
+    llm.reload()
+    assert len(FakeServer.instances) == 2

@@ -60,3 +60,22 @@ def test_answers_stream_in_several_pieces(real_ctx):
     pieces = list(turn)
     assert len(pieces) > 3
     assert turn.timings["first_token_s"] < turn.timings["total_s"]
+
+
+def test_a_follow_up_reads_only_its_own_part_after_the_model_read_ahead(real_ctx):
+    """After an answer the model reads the conversation ahead (``llm_read_ahead``): the next
+    question's prompt then reuses it, so only the sources and the question are read."""
+    import threading
+
+    from rag_core.chat.messages import count_tokens
+
+    ctx = real_ctx
+    sid = ctx.sessions.create("read ahead").id
+    question = "How many litres per minute does the Zephyr pump deliver?"
+    first = ctx.chat.ask(question, sid)
+    for thread in [t for t in threading.enumerate() if t.name == "docent-read-ahead"]:
+        thread.join(300)  # as a person reads the answer
+    follow = ctx.chat.ask("How many amperes does the Zephyr pump draw?", sid)  # stands alone: no rewrite
+    assert follow.served_by["condense"] != "llm"
+    conversation = count_tokens(ctx.settings.system_prompt) + count_tokens(question + first.answer) // 2
+    assert follow.timings["prompt_cached_tokens"] >= conversation, follow.timings

@@ -137,20 +137,31 @@ def bench_first_turns(ctx: AppContext, questions: list[dict[str, Any]], count_to
     }
 
 
-def bench_follow_ups(ctx: AppContext, pairs: list[dict[str, Any]]) -> dict:
+THINK_S = 8.0  # a person reading a short answer and typing the next question, at the least
+
+
+def bench_follow_ups(ctx: AppContext, pairs: list[dict[str, Any]], think_s: float = THINK_S) -> dict:
     """``followup_vs_first``: a follow-up's time to first token (its rewrite included) ÷ the
-    first turn's, on conversations of two questions (some completed by rule, some by the LLM)."""
+    first turn's, on conversations of two questions (some completed by rule, some by the LLM).
+    The follow-up is asked ``think_s`` after the first answer ended, as a person would ask it
+    (the model reads ahead meanwhile, ``llm_read_ahead``); its prompt tokens read and reused
+    are reported with it."""
     rows: list[dict[str, Any]] = []
     for pair in pairs:
         sid = ctx.sessions.create("bench").id
         first = docent_turn(ctx, pair["history"][0], sid)
+        time.sleep(think_s)
         follow = docent_turn(ctx, pair["question"], sid)
+        t = follow["timings"]
         rows.append(
             {
                 "id": pair.get("id"),
                 "first_ttft_s": first["ttft_s"],
                 "follow_up_ttft_s": follow["ttft_s"],
                 "condense": follow["condense"],
+                "condense_s": round(t["condense_s"], 2) if t.get("condense_s") else None,
+                "prompt_read_tokens": t.get("prompt_read_tokens"),
+                "prompt_cached_tokens": t.get("prompt_cached_tokens"),
             }
         )
     first_m = median([r["first_ttft_s"] for r in rows])
@@ -160,5 +171,7 @@ def bench_follow_ups(ctx: AppContext, pairs: list[dict[str, Any]]) -> dict:
         "followup_vs_first": ratio(follow_m, first_m),
         "first_ttft_s": first_m,
         "follow_up_ttft_s": follow_m,
+        "think_s": think_s,
+        "read_ahead": ctx.settings.llm_read_ahead,
         "per_pair": rows,
     }

@@ -40,7 +40,9 @@ SPIN = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pas
 
 def machine_state(seconds: float = 1.0) -> dict[str, Any]:
     """The 1-minute load average and the cores' worth other processes use over ``seconds``;
-    ``idle`` when both are low enough for the busy/idle ratios to mean what they say."""
+    ``idle`` when other processes use little enough for the busy/idle ratios to mean what they
+    say. The load average is only reported where ``/proc/stat`` can be read: it counts this
+    benchmark's own work of the last minute (the indexing before the answers), not the others'."""
     try:
         load = float(Path("/proc/loadavg").read_text(encoding="ascii").split()[0])
     except (OSError, ValueError, IndexError):
@@ -50,7 +52,8 @@ def machine_state(seconds: float = 1.0) -> dict[str, Any]:
     after = read_cpu_times()
     others = others_busy(before, after) if before and after else None
     cores = usable_cores()
-    idle = (others is None or others < 0.3) and (load is None or load < max(0.5, 0.25 * cores))
+    # without /proc/stat the load average is all there is
+    idle = others < 0.3 if others is not None else load is None or load < max(0.5, 0.25 * cores)
     return {"loadavg_1m": load, "others_busy_cores": others, "cores": cores, "idle": idle}
 
 

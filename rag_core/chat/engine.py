@@ -75,10 +75,14 @@ def _example_rewrites(prompt: str) -> frozenset[str]:
     return frozenset(m.strip() for m in re.findall(r"^Standalone question:(.+)$", prompt, flags=re.M))
 
 
+def condense_prompt(question: str, history: list[ChatMessage]) -> str:
+    """The rewrite's prompt for ``question`` after ``history`` (already trimmed)."""
+    return CONDENSE_PROMPT.format(chat_history=messages_to_history_str(history), question=question)
+
+
 def condense_question(llm: LLM, question: str, history: list[ChatMessage]) -> str:
     """One LLM call: ``question`` rewritten to stand alone, given ``history`` (already trimmed)."""
-    prompt = CONDENSE_PROMPT.format(chat_history=messages_to_history_str(history), question=question)
-    return clean_condensed(str(llm.complete(prompt, max_tokens=96)), question)
+    return clean_condensed(str(llm.complete(condense_prompt(question, history), max_tokens=96)), question)
 
 
 def rule_rewrite(question: str, history: list[ChatMessage]) -> tuple[str, str] | None:
@@ -160,6 +164,18 @@ class DocentChatEngine(BaseChatEngine):
         self.timings["condense_s"] = time.perf_counter() - t
         self.condensed_by = "llm"
         return question
+
+    def next_prompts(
+        self, history: list[ChatMessage], summary: Summary | None, mark: str
+    ) -> tuple[list[ChatMessage], str | None]:
+        """What the next question's prompts will begin with, after ``history``: the answer's
+        messages and the rewrite's prompt (None with ``condense`` off), ``mark`` standing
+        where the question and its sources will go (``chat.read_ahead``)."""
+        answer = self.messages(history, [], mark, summary)
+        if not self._condense:
+            return answer, None
+        kept = trim_history(history, self._condense_token_limit) if self._condense_token_limit else history
+        return answer, condense_prompt(mark, kept)
 
     def retrieve(
         self, question: str, *, rerank: bool = True, conversation: ConversationQueries | None = None

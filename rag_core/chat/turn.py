@@ -16,8 +16,8 @@ is ``ChatService.ask``):
 4. iterating — the answer's words; ``stop()`` ends it after the current word, and a consumer
    that goes away (a rerun, a closed page) ends it too: the part written is kept.
 5. store — once the words end (or stop), the answer is stored in the session (``stored``,
-   with its id) and the finished ``answered`` turn is there; ``follow_ups()`` then offers
-   questions to ask next.
+   with its id), the model reads ahead for a follow-up (``read_ahead``) and the finished
+   ``answered`` turn is there; ``follow_ups()`` then offers questions to ask next.
 
 The question itself was stored before the turn began (``ChatService``): whatever fails
 from the search on, the question is kept. The turn holds its session's claim (one question
@@ -36,6 +36,7 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from llama_index.core.llms import LLM
 
+from rag_core.chat import read_ahead
 from rag_core.chat.checking import TurnFigures, chunks_in
 from rag_core.chat.components import ChatComponents
 from rag_core.chat.engine import DocentChatEngine, Retrieved, rule_rewrite
@@ -321,6 +322,8 @@ class Turn:
             int(self.timings.get("figures_unsupported", 0)),
         )
         self._store(self.answered)
+        if self.stored is not None:  # a follow-up may come: the model reads its prompts' beginning
+            read_ahead.start(self.components, self._engine, self._history, self._summary, (self.question, answer))
 
     def _store(self, answered: ChatTurn) -> None:
         """The answer into its session (a one-off question has none: nothing is stored)."""

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -29,6 +30,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +66,10 @@ class LlamaEngine:
         self.context_window = context_window
         self.n_threads = n_threads
         self.short_spin = short_spin  # read at the process's first load only (SHORT_SPIN)
-        self.lock = threading.Lock()  # held by the caller around a generation
+        self.lock = threading.Lock()  # held by the caller around a generation (``generation``)
+        self.waiting = 0  # generations waiting for ``lock``: a read-ahead gives way to them
+        self.read_ahead_ticket = 0  # the newest read-ahead; an older one stops at its next piece
+        self._count_lock = threading.Lock()
         self.server: Any = None
         self.choice: ThreadChoice | None = None  # the threads the loaded server runs with
         self.load_seconds: float | None = None  # the first load
@@ -72,6 +77,27 @@ class LlamaEngine:
         self._load_lock = threading.Lock()
         self._socket_dir: str | None = None
         self._last_load_s = 0.0
+
+    @contextlib.contextmanager
+    def generation(self) -> Iterator[None]:
+        """Hold ``lock`` for one generation, counted in ``waiting`` while it waits for it."""
+        with self._count_lock:
+            self.waiting += 1
+        try:
+            self.lock.acquire()
+        finally:
+            with self._count_lock:
+                self.waiting -= 1
+        try:
+            yield
+        finally:
+            self.lock.release()
+
+    def new_read_ahead(self) -> int:
+        """A ticket for a read-ahead: any older one stops at its next piece."""
+        with self._count_lock:
+            self.read_ahead_ticket += 1
+            return self.read_ahead_ticket
 
     def _wanted(self) -> tuple[ThreadChoice, float | None]:
         if self.n_threads > 0:
@@ -192,11 +218,30 @@ class LlamaEngine:
                 "The file may be damaged (delete it to have it assembled again), or the machine "
                 "may lack memory (about 2 GB free is needed); otherwise choose another LLM provider."
             ) from exc
+        if socket_dir:
+            _until_listening(os.path.join(socket_dir, "llama.sock"))
         self._last_load_s = time.perf_counter() - started
         self._socket_dir = socket_dir
         self.choice = choice
         logger.info("Local LLM loaded in %.1f s", self._last_load_s)
         return server
+
+
+def _until_listening(path: str, timeout: float = 10.0) -> None:
+    """Until the server's listener accepts on ``path``. Its HTTP thread starts listening a
+    moment after the server is built; a server stopped before that (a reload at once after a
+    load) never wakes that thread, and stopping it waits for good."""
+    import socket
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(path)
+                return
+            except OSError:
+                time.sleep(0.01)
+    logger.warning("the local model's server did not start listening within %.0f s", timeout)
 
 
 _ENGINES: dict[tuple[str, int, int, bool], LlamaEngine] = {}

@@ -117,6 +117,12 @@ class DocentSettings(BaseSettings):
         description="The local model's threads, waiting for each other, spin briefly and then sleep instead of "
         "spinning for milliseconds (libgomp's GOMP_SPINCOUNT; read when the model first loads in a process).",
     )
+    llm_read_ahead: bool = Field(
+        default=True,
+        description="After an answer, while it is read, the local model reads what the next question's prompts "
+        "begin with (the conversation so far, for the answer and for a rewrite), so that a follow-up reads only "
+        "its own part; it gives way at once to a question.",
+    )
     answer_pauses_indexing: bool = Field(
         default=True,
         description="While an answer is written, indexing in this app waits before its next embedding batch, "

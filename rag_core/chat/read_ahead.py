@@ -1,0 +1,93 @@
+"""Reading ahead: while the person reads an answer, the local model reads what the next
+question's prompts will begin with, so that a follow-up reads only its own part.
+
+A follow-up's prompts both begin with the conversation so far: the answer's (system prompt,
+summary, recent history, then the sources and the question) and, when no rule can complete the
+follow-up, the rewrite's (its fixed instructions and examples, then the conversation, then the
+question). Once an answer is stored, both beginnings are known. Read into llama.cpp's prompt
+cache then (its RAM cache keeps each prompt read, and a later prompt reuses the longest
+beginning it shares with one), a follow-up reads only the question and its sources, as a first
+turn does, instead of the last exchange twice over (docs/performance.md, "Follow-ups").
+
+It delays a question by one piece at most: it reads in pieces of about two hundred tokens (3-4 s
+on two free cores) and stops before the next piece as soon as a generation waits for the model
+(``LlamaCppLLM.read_ahead``); a new answer's read-ahead replaces an older one. Only the local model has a prompt cache to fill:
+other providers are left alone, and so is a model not loaded yet. ``llm_read_ahead`` turns it
+off.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+from rag_core.chat.components import ChatComponents
+from rag_core.chat.engine import DocentChatEngine
+from rag_core.storage import Summary
+
+logger = logging.getLogger(__name__)
+MARK = "\u2063\u2063"  # stands where the question will go (invisible separators: in no question)
+
+
+def next_prompts(
+    components: ChatComponents,
+    engine: DocentChatEngine,
+    llm: Any,
+    history: list[ChatMessage],
+    summary: Summary | None,
+    exchange: tuple[str, str],
+) -> list[str]:
+    """The beginnings of the next question's prompts after ``history`` and ``exchange``
+    (question, answer), as the local model will read them: the answer's, then the rewrite's."""
+    question, answer = exchange
+    after = [
+        *history,
+        ChatMessage(role=MessageRole.USER, content=question),
+        ChatMessage(role=MessageRole.ASSISTANT, content=answer),
+    ]
+    kept = components.memory(after, "").get()  # the window the next turn keeps, as it trims it
+    messages, rewrite = engine.next_prompts(kept, summary, MARK)
+    # up to the last message: where the prompt with it and the one without it part
+    prompts = [_common_start(llm.chat_prompt(messages), llm.chat_prompt(messages[:-1]))]
+    if rewrite is not None:
+        text = llm.completion_prompt(rewrite)
+        prompts.append(text[: text.index(MARK)])
+    return [p for p in prompts if p.strip()]
+
+
+def _common_start(a: str, b: str) -> str:
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return a[:n]
+
+
+def start(
+    components: ChatComponents,
+    engine: DocentChatEngine,
+    history: list[ChatMessage],
+    summary: Summary | None,
+    exchange: tuple[str, str],
+) -> threading.Thread | None:
+    """Read the next prompts' beginnings in a background thread; None when there is nothing
+    to read ahead (off, another provider, the model not loaded)."""
+    models = components.models
+    if not components.settings.llm_read_ahead or not models.llm_ready:
+        return None
+    llm = models.llm()
+    read = getattr(llm, "read_ahead", None)
+    if not callable(read):
+        return None
+    prompts = next_prompts(components, engine, llm, history, summary, exchange)
+
+    def work() -> None:
+        try:
+            done = read(prompts)
+            logger.debug("read ahead: %s", done)
+        except Exception as e:  # a read-ahead only saves time: its failure costs none
+            logger.debug("reading ahead failed: %s", type(e).__name__)
+
+    thread = threading.Thread(target=work, name="docent-read-ahead", daemon=True)
+    thread.start()
+    return thread
