@@ -11,8 +11,8 @@ process this benchmark starts), and with an ingest running in the same app proce
 The ratios are only worth reading on a machine otherwise quiet: ``machine_state`` reads the
 load average and what other processes use, and the result says when they were not idle.
 ``run_levers`` (``bench --busy-levers``) measures each lever on and off, but for the short
-spin (``llm_short_spin``): libgomp reads it once per process, so it is measured by running
-``bench --busy-levers`` again with ``DOCENT_LLM_SHORT_SPIN=false``.
+spin (``llm_short_spin``, off by default): libgomp reads it once per process, so it is measured
+by running ``bench --busy-levers`` again with ``DOCENT_LLM_SHORT_SPIN=true``.
 """
 
 from __future__ import annotations

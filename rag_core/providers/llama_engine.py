@@ -61,7 +61,7 @@ class LlamaEngine:
     """One loaded model: the xllamacpp server, its threads, and the lock that serialises
     generations. ``n_threads`` > 0 fixes the threads; 0 or less chooses them per generation."""
 
-    def __init__(self, model_path: str, context_window: int, n_threads: int, short_spin: bool = True) -> None:
+    def __init__(self, model_path: str, context_window: int, n_threads: int, short_spin: bool = False) -> None:
         self.model_path = model_path
         self.context_window = context_window
         self.n_threads = n_threads
@@ -248,7 +248,7 @@ _ENGINES: dict[tuple[str, int, int, bool], LlamaEngine] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
-def shared_engine(model_path: str, context_window: int, n_threads: int, short_spin: bool = True) -> LlamaEngine:
+def shared_engine(model_path: str, context_window: int, n_threads: int, short_spin: bool = False) -> LlamaEngine:
     """The shared engine for this model file and load-time settings (sampling is per request);
     ``n_threads`` 0 or less: threads chosen per generation."""
     key = (str(Path(model_path).expanduser().resolve()), context_window, max(0, n_threads), short_spin)

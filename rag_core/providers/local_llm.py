@@ -83,7 +83,7 @@ class LlamaCppLLM(CustomLLM):
     )
     seed: int = Field(default=0, description="Sampling seed, for repeatable answers.")
     short_spin: bool = Field(
-        default=True,
+        default=False,
         description="Threads waiting for each other spin briefly, then sleep (read at the process's first model load).",
     )
 
@@ -302,7 +302,7 @@ def build_local_llm(
     max_new_tokens: int = 512,
     temperature: float = 0.1,
     n_threads: int = 0,
-    short_spin: bool = True,
+    short_spin: bool = False,
 ) -> LlamaCppLLM:
     """Build the default local LLM for a verified GGUF (see ``rag_core.model_store``).
 

@@ -113,9 +113,10 @@ class DocentSettings(BaseSettings):
         "leave free; a number fixes them).",
     )
     llm_short_spin: bool = Field(
-        default=True,
+        default=False,
         description="The local model's threads, waiting for each other, spin briefly and then sleep instead of "
-        "spinning for milliseconds (libgomp's GOMP_SPINCOUNT; read when the model first loads in a process).",
+        "spinning for milliseconds (libgomp's GOMP_SPINCOUNT; read when the model first loads in a process). "
+        "Off: measured, it slowed prompt reading on a free machine and did not help on a busy one.",
     )
     llm_read_ahead: bool = Field(
         default=True,
