@@ -11,9 +11,9 @@ turn does, instead of the last exchange twice over (docs/performance.md, "Follow
 
 It delays a question by one piece at most: it reads in pieces of about two hundred tokens (3-4 s
 on two free cores) and stops before the next piece as soon as a generation waits for the model
-(``LlamaCppLLM.read_ahead``); a new answer's read-ahead replaces an older one. Only the local model has a prompt cache to fill:
-other providers are left alone, and so is a model not loaded yet. ``llm_read_ahead`` turns it
-off.
+(``LlamaCppLLM.read_ahead``); a new answer's read-ahead replaces an older one. Only the local
+model has a prompt cache to fill: other providers are left alone, and so is a model not loaded
+yet. ``llm_read_ahead`` turns it off.
 """
 
 from __future__ import annotations
@@ -79,7 +79,11 @@ def start(
     read = getattr(llm, "read_ahead", None)
     if not callable(read):
         return None
-    prompts = next_prompts(components, engine, llm, history, summary, exchange)
+    try:
+        prompts = next_prompts(components, engine, llm, history, summary, exchange)
+    except Exception as e:  # a read-ahead only saves time: the stored answer must not fail for it
+        logger.debug("reading ahead skipped: %s", type(e).__name__)
+        return None
 
     def work() -> None:
         try:

@@ -322,8 +322,6 @@ class Turn:
             int(self.timings.get("figures_unsupported", 0)),
         )
         self._store(self.answered)
-        if self.stored is not None:  # a follow-up may come: the model reads its prompts' beginning
-            read_ahead.start(self.components, self._engine, self._history, self._summary, (self.question, answer))
 
     def _store(self, answered: ChatTurn) -> None:
         """The answer into its session (a one-off question has none: nothing is stored)."""
@@ -338,12 +336,13 @@ class Turn:
         )
         if self.preview:
             meta["preview"] = self.preview
-        sources = answered.sources
-        message = Message(
-            "assistant", answered.answer, condensed_question=answered.condensed_question, sources=sources, meta=meta
-        )
+        asked = answered.condensed_question
+        message = Message("assistant", answered.answer, condensed_question=asked, sources=answered.sources, meta=meta)
         try:
             self.stored = self.components.sessions.append(self.session_id, message)
+            # a follow-up may come: the model reads its prompts' beginnings meanwhile
+            exchange = (self.question, answered.answer)
+            read_ahead.start(self.components, self._engine, self._history, self._summary, exchange)
         except DiskFullError as e:  # the answer was written on screen: say it is not kept, don't lose the turn
             answered.notices.append(e.unsaved_notice())
             self.save = False
