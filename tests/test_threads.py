@@ -66,7 +66,8 @@ def test_others_use_what_is_busy_minus_this_process():
     [
         (2, 0.05, 2, 2),  # idle: every core for both
         (2, 0.2, 2, 2),  # a browser ticking over: still a free core
-        (2, 0.4, 1, 2),  # a core used by almost half: decoding leaves it, prompt reading not
+        (2, 0.4, 2, 2),  # a browser redrawing: two threads still decode faster than one
+        (2, 0.7, 1, 2),  # most of a core taken: decoding leaves it, prompt reading not
         (2, 1.0, 1, 2),  # one core busy (the case)
         (2, 1.9, 1, 1),  # both busy: one thread, no barrier to wait at
         (8, 2.0, 6, 7),
@@ -84,10 +85,10 @@ def test_no_reading_keeps_the_threads_or_takes_every_core():
 
 def test_fewer_threads_at_once_more_only_by_a_margin():
     both, one = ThreadChoice(2, 2), ThreadChoice(1, 2)
-    assert choose_threads(2, 0.3, both) == one  # others took a core: at once
-    assert choose_threads(2, 0.2, one) == one  # near the bar: keep (no reload each answer)
-    assert choose_threads(2, 0.2, both) == both
-    assert choose_threads(2, 0.1, one) == both  # clearly free again
+    assert choose_threads(2, 0.7, both) == one  # others took most of a core: at once
+    assert choose_threads(2, 0.55, one) == one  # near the bar: keep (no reload each answer)
+    assert choose_threads(2, 0.55, both) == both
+    assert choose_threads(2, 0.45, one) == both  # clearly free again
 
 
 class FakeProc:
