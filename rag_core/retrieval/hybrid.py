@@ -86,7 +86,7 @@ class HybridRetriever(BaseRetriever):
 
     # ------------------------------------------------------------------ single searches
     def _vector(self, query: str, k: int) -> list[NodeWithScore]:
-        if self.index.collection.count() == 0:
+        if self.index.is_empty():
             return []
         embedding = self.index.embed_model.get_query_embedding(query)
         result = self.index.vector_store.query(
@@ -134,16 +134,25 @@ class HybridRetriever(BaseRetriever):
                 NodeWithScore(node=bm.nodes[i], score=score) for key, score in pages for i in bm.page_nodes[key]
             ]
             lists = [*lists, ("page_score", s.page_weight, page_list)]
-        doc_scores = None  # the statement pages and "the latest report" weigh every document
-        if s.statement_weight > 0 or (s.latest_weight > 0 and asks_latest(query)):
-            doc_scores = latest_documents(query, bm, doc_of, bm.doc_scores(query, s.name_weight), s.latest_weight)
-            statements = (
-                statement_list(query, bm, doc_of, doc_scores, sections=self._sections(), keep=self._keep())
-                if s.statement_weight > 0
-                else []
-            )
+        # The statement pages and "the latest report" weigh every document: scored only when
+        # the question names a line item or asks for the latest (a library of thousands of
+        # documents is not scored whole for every question).
+        every_doc: dict[str, float] = {}
+
+        def doc_scores_all() -> dict[str, float]:
+            if not every_doc:
+                every_doc.update(
+                    latest_documents(query, bm, doc_of, bm.doc_scores(query, s.name_weight), s.latest_weight)
+                )
+            return every_doc
+
+        if s.latest_weight > 0 and asks_latest(query):
+            doc_scores_all()
+        if s.statement_weight > 0:
+            statements = statement_list(query, bm, doc_of, doc_scores_all, sections=self._sections(), keep=self._keep())
             if statements:
                 lists = [*lists, ("statement_score", s.statement_weight, statements)]
+        doc_scores = every_doc or None
         fused = fuse(lists)
         weight = s.document_weight
         if weight <= 0 or not fused.ranked:

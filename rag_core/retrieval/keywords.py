@@ -188,10 +188,14 @@ class BM25:
         norm_l = self.k1 * self.b / (total / n or 1.0)
         k1 = self.k1
 
+        needles = [(f" {t} ", idf[t]) for t in terms]
+
         def score(row: Row) -> float:
-            counts = Counter(row.tokens.split())
+            # Each token between its own spaces, so that repeats next to each other all count;
+            # counting the query's few terms in C beats counting every token of the row.
+            padded = " " + row.tokens.replace(" ", "  ") + " "
             norm = norm_k + norm_l * row.length
-            return sum(idf[t] * tf * (k1 + 1) / (tf + norm) for t in terms if (tf := counts.get(t, 0)))
+            return sum(w * tf * (k1 + 1) / (tf + norm) for needle, w in needles if (tf := padded.count(needle)))
 
         scored: dict[int, float] = {}
         order = sorted(terms, key=lambda t: (-idf[t], t))  # rarest first

@@ -295,7 +295,7 @@ def statement_list(
     question: str,
     bm: Any,
     doc_of: Any,
-    doc_scores: Mapping[str, float],
+    doc_scores: Callable[[], Mapping[str, float]],
     pages: int = PAGES,
     *,
     sections: Sections | None = None,
@@ -315,8 +315,9 @@ def statement_list(
     # the question, the statements are those of the documents whose first page holds it.
     # A date it states ("the quarter ended July 1, 2023") picks, among those, the ones whose
     # first page carries it (the period a filing or release covers is on its cover).
-    best_doc = max(doc_scores.values(), default=0.0) or 1.0
-    about = {u for d, s in doc_scores.items() if s >= ABOUT_SHARE * best_doc for u in labels.units_of.get(d, {d})}
+    scores = doc_scores()  # every document's: asked for only now that a line item is named
+    best_doc = max(scores.values(), default=0.0) or 1.0
+    about = {u for d, s in scores.items() if s >= ABOUT_SHARE * best_doc for u in labels.units_of.get(d, {d})}
     named = {d for d in about if any(name <= labels.covers.get(d, frozenset()) for name in names)}
     about = named or about
     stated = dates_in(question)
@@ -325,7 +326,7 @@ def statement_list(
     ranked = sorted(
         (
             (
-                score * doc_scores.get(key[0], 0.0) / best_doc * (STATEMENT_BOOST if key in labels.statements else 1.0),
+                score * scores.get(key[0], 0.0) / best_doc * (STATEMENT_BOOST if key in labels.statements else 1.0),
                 key,
                 chunks,
             )
