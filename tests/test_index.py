@@ -113,3 +113,17 @@ def test_a_running_process_sees_what_another_process_wrote(make_settings, llm, t
     assert ctx.index.docstore_names() == {"first.txt", "other.txt", "third.txt"}
     fresh = cli(ctx.settings.data_dir, "check", "--json")
     assert fresh.returncode == 0 and json.loads(fresh.stdout)["documents"] == 3, fresh.stdout
+
+
+def test_an_empty_library_searched_then_filled_by_another_process_is_searched_again(make_settings, llm, tmp_path):
+    """Whether the collection is empty is read once per index version (Chroma's count is slow
+    on a large collection): another process's first document must still be found at once."""
+    ctx = build_context(make_settings(), llm=llm)
+    assert ctx.index.is_empty()
+    assert ctx.chat.retrieve("Axolotls regrow limbs") == []
+    other = tmp_path / "other.txt"
+    other.write_text("Axolotls regrow their limbs.")
+    ran = cli(ctx.settings.data_dir, "ingest", str(other), "--json")
+    assert ran.returncode == 0 and json_lines(ran.stdout)[0]["status"] == "indexed"
+    assert not ctx.index.is_empty()
+    assert ctx.chat.retrieve("Axolotls regrow limbs")[0]["file"] == "other.txt"
