@@ -133,11 +133,11 @@ def choose_threads(cores: int, others: float | None, current: ThreadChoice | Non
 
     Decoding gets the cores that are free, at least one (a core others use 0.6 of or less
     counts: on two cores, two threads decoded faster than one up to half a core taken, as fast
-    at 0.65-0.9, and half as fast at a full core); prompt reading one more, at most ``cores``. Fewer threads than ``current``
-    are taken at once (a wrong choice costs most of the speed); more only when the cores are
-    free by a margin (``HYSTERESIS``), so that a load near the bar does not flip the choice
-    (and reload the model) at every answer. No reading (``others`` None): keep ``current``,
-    or every core."""
+    at 0.65-0.9, and half as fast at a full core); prompt reading one more, at most ``cores``.
+    Fewer threads than ``current`` are taken at once (a wrong choice costs most of the speed);
+    more only when the cores are free by a margin (``HYSTERESIS``), so that a load near the
+    bar does not flip the choice (and reload the model) at every answer. No reading
+    (``others`` None): keep ``current``, or every core."""
     cores = max(1, cores)
     if others is None:
         return current or ThreadChoice(cores, cores)
