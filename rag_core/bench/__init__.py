@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.bench import machine
-from rag_core.bench.inputs import ROOT, figure_questions, files_for, sec_docs
+from rag_core.bench.inputs import ROOT, figure_questions, files_for, scratch, sec_docs
 from rag_core.settings import DocentSettings, load_settings, saved_notice
 
 # name -> (section, key, target, "le" | "ge")
@@ -107,9 +107,7 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
         files = files_for(files, figure_questions(Path(args.questions) if args.questions else None, 200), 3, 5)
     subset = docs
     if quick:
-        import tempfile
-
-        subset = Path(tempfile.mkdtemp(prefix="docent-bench-docs-"))
+        subset = scratch("docs")
         for f in files:
             (subset / f.name).symlink_to(f.resolve())
     result["ingest"], data_dir = bench_ingest(settings, subset)

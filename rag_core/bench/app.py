@@ -7,12 +7,11 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from rag_core.bench.inputs import ROOT
+from rag_core.bench.inputs import ROOT, scratch
 from rag_core.bench.stats import median, ratio
 
 
@@ -61,7 +60,7 @@ def bench_cold_start(runs: int = 3) -> dict[str, Any]:
         return {"skipped": "playwright is not installed (pip install -r requirements-dev.txt)"}
     if not Path("/usr/bin/chromium").exists():
         return {"skipped": "Debian's chromium is not installed (/usr/bin/chromium)"}
-    env = {**os.environ, "DOCENT_DATA_DIR": tempfile.mkdtemp(prefix="docent-bench-app-")}
+    env = {**os.environ, "DOCENT_DATA_DIR": str(scratch("app"))}
     docent, hello, usable = [], [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(

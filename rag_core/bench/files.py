@@ -20,14 +20,13 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from llama_index.core.schema import MetadataMode
 
-from rag_core.bench.inputs import ROOT, fresh_context
+from rag_core.bench.inputs import ROOT, fresh_context, scratch
 from rag_core.bench.stats import median, ratio
 from rag_core.settings import DocentSettings
 
@@ -75,7 +74,7 @@ def bench_app_uploads(settings: DocentSettings, files: int = 500, sample: int = 
     from rag_core.jobs import Upload
 
     ctx = fresh_context(settings, "uploads")
-    paths = small_files(Path(tempfile.mkdtemp(prefix="docent-bench-small-")), files)
+    paths = small_files(scratch("small"), files)
     uploads = [Upload(p.name, p.read_bytes()) for p in paths]
     t = time.perf_counter()
     job = ctx.jobs.submit(ctx.ingestion, uploads)
@@ -125,7 +124,7 @@ def _env(settings: DocentSettings, **extra: str) -> dict[str, str]:
 
 def bench_cli_files(settings: DocentSettings, files: int = 100) -> dict[str, Any]:
     """``python -m rag_core ingest`` on ``files`` small files and on their text as one file."""
-    work = Path(tempfile.mkdtemp(prefix="docent-bench-cli-"))
+    work = scratch("cli")
     paths = small_files(work / "small", files, seed=12)
     one = work / "one" / "all-notes.txt"
     one.parent.mkdir()
@@ -150,7 +149,7 @@ def bench_cli_files(settings: DocentSettings, files: int = 100) -> dict[str, Any
 def bench_growth(settings: DocentSettings, files: int = 5000, window: int = 50) -> dict[str, Any]:
     """The CLI on ``files`` small files (hash embedding): a chunk's cost around the 50th file
     against around the last."""
-    work = Path(tempfile.mkdtemp(prefix="docent-bench-growth-"))
+    work = scratch("growth")
     paths = small_files(work / "small", files, seed=13)
     results, wall = _cli_ingest(work / "data", paths, _env(settings, DOCENT_EMBED_PROVIDER="hash"))
 
@@ -204,7 +203,7 @@ def bench_visible(ctx: Any, trials: int = 3) -> dict[str, Any]:
         assert reader.stdout is not None and reader.stdin is not None
         if reader.stdout.readline().strip() != "ready":
             return {"visible_error": "the reader did not start"}
-        folder = Path(tempfile.mkdtemp(prefix="docent-bench-visible-"))
+        folder = scratch("visible")
         for trial in range(trials):
             word = f"quetzalmarker{trial}x{int(time.time())}"
             path = folder / f"visible-{trial}.txt"

@@ -3,8 +3,10 @@ and a context over a throw-away data folder."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -52,7 +54,7 @@ def figure_questions(path: Path | None, limit: int) -> list[dict[str, Any]]:
         import subprocess
         import sys
 
-        out = Path(tempfile.mkdtemp(prefix="docent-bench-q-"))
+        out = scratch("questions")
         for script, args in (("convert_sec10q.py", [str(shared), str(out)]), ("build_figure_gold.py", [str(out)])):
             subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], check=True, capture_output=True)
         path = out / "figures.jsonl"
@@ -78,9 +80,22 @@ def files_for(files: list[Path], questions: list[dict[str, Any]], n_questions: i
     return picked + [p for p in files if p not in picked][: max(0, n_files - len(picked))]
 
 
+_RUN: list[Path] = []  # this process's scratch folder, made at first use
+
+
+def scratch(name: str) -> Path:
+    """A new empty folder for one part of a run, inside one folder per benchmark process that
+    is removed when the process ends (a full run writes several GB: indexes of the filings,
+    100k synthetic chunks; they are of no use once the figures are printed)."""
+    if not _RUN:
+        _RUN.append(Path(tempfile.mkdtemp(prefix="docent-bench-")))
+        atexit.register(shutil.rmtree, _RUN[0], True)
+    return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=_RUN[0]))
+
+
 def fresh_context(settings: DocentSettings, name: str, **kwargs: Any) -> AppContext:
     """A context over a new, empty data folder (the model stays where it is)."""
-    folder = Path(tempfile.mkdtemp(prefix=f"docent-bench-{name}-"))
+    folder = scratch(name)
     return build_context(
         settings.model_copy(update={"data_dir": folder, "model_cache": settings.model_dir, "chroma_host": None}),
         **kwargs,
