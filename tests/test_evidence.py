@@ -46,6 +46,12 @@ def test_a_table_row_is_written_out_with_its_columns_and_unit():
     assert label_row("Line item 40 1,0", two, "") == "Line item 40 1,0"
     assert label_row("Line item 40 1,040 2,040", two, "") == "Line item 40 1,040 2,040"  # three figures
     assert label_row("Line item 1,040 2,040", two, "").startswith("Line item: Three Months Ended June 25, 2022: 1,040")
+    # a ZIP code or a file number is not a cell: an address under a header naming a year stays as written
+    assert (
+        label_row("6480 Cameron Street – Las Vegas, NV 89118", ["1934"], "")
+        == "6480 Cameron Street – Las Vegas, NV 89118"
+    )
+    assert label_row("Interest income 89,118", ["2023"], "") == "Interest income: 2023: 89,118"
 
 
 def test_evidence_keeps_the_lines_that_answer_within_the_budget_and_numbers_the_sources():
@@ -65,3 +71,38 @@ def test_evidence_keeps_the_lines_that_answer_within_the_budget_and_numbers_the_
     assert sum(len(line.split()) for ev in evidence for line in ev.lines) <= 120 + 10
     everything = select_evidence("anything", passages, budget=0, count_tokens=len)
     assert [len(ev.lines) for ev in everything] == [14, 40]  # 0: every line (prose cut into sentences)
+
+
+COVER = """Nevada | | 20-8143439
+(State or other jurisdiction of incorporation or organization) | | (IRS Employer Identification No.)
+6480 Cameron Street Ste. 305 – Las Vegas, NV 89118
+(Address of principal executive offices)
+(702) 939-3254
+(Registrant’s telephone number)
+Indicate by check mark whether the registrant is a shell company (as defined in Rule 12b-2 of the Exchange Act). Yes ☐ No ☑
+State the aggregate market value of the voting and non-voting common equity held by non-affiliates computed by reference to the price at which the common equity was last sold.
+$70,923,698.
+Indicate the number of shares outstanding of each of the registrant’s classes of common stock: 23,718,968 common shares as of March 28, 2022."""
+
+
+def test_a_label_line_without_a_figure_brings_the_value_on_the_line_beside_it():
+    """A form writes a label and its value on two lines (the value above or below): the label holds
+    the question's words, the value none of them; the model must read both."""
+
+    def lines_for(question: str) -> list[str]:
+        (ev,) = select_evidence(question, [(COVER, "10-K.html", None, None)], 60, lambda t: len(t.split()))
+        return ev.lines
+
+    market = lines_for("What was the market value of the common equity held by non-affiliates?")
+    assert market[market.index(next(x for x in market if x.startswith("State the aggregate"))) + 1] == "$70,923,698."
+    office = lines_for("Where is the principal executive office?")
+    at = office.index("(Address of principal executive offices)")
+    assert office[at - 1] == "6480 Cameron Street Ste. 305 – Las Vegas, NV 89118"
+    # a line that states its figure brings nothing: the shares line is kept alone
+    shares = lines_for("How many shares were outstanding at the latest practicable date?")
+    assert "$70,923,698." not in shares and any("23,718,968" in x for x in shares)
+    # the budget still holds: a value that does not fit is left out, the label kept
+    (tight,) = select_evidence(
+        "principal executive office address", [(COVER, "f", None, None)], 4, lambda t: len(t.split())
+    )
+    assert tight.lines == ["(Address of principal executive offices)"]

@@ -107,6 +107,18 @@ def test_a_figure_in_no_passage_is_unsupported():
     assert summary(report) == "1 figure not found in the sources"
 
 
+def test_numbers_inside_a_rows_label_are_held_by_the_source():
+    """A form's address line reads as a row ("… Las Vegas, NV" then 89118): the numbers before
+    its last are the source's too; a changed one is still not found."""
+    cover = "Galaxy Gaming, Inc.\n6480 Cameron Street Ste. 305 – Las Vegas, NV 89118\n(Address of principal executive offices)"
+    where = [Passage(1, cover, "10-K.html", None, "Galaxy Gaming, Inc.")]
+    asked = "Where is Galaxy Gaming's principal executive office?"
+    right = check_answer("It is at 6480 Cameron Street Ste. 305, Las Vegas, NV 89118 [1].", asked, where)
+    assert [(f.text, f.status) for f in right.figures] == [("6480", "found"), ("305", "found"), ("89118", "found")]
+    wrong = check_answer("It is at 6481 Cameron Street Ste. 305, Las Vegas, NV 89118 [1].", asked, where)
+    assert [f.status for f in wrong.figures] == ["unsupported", "found", "found"]
+
+
 def test_cited_only_leaves_out_the_passages_not_cited():
     answer = "Acme's Compute & Networking operating income was $672 million [1]."
     assert statuses(answer) == [("$672 million", "found")]

@@ -7,7 +7,10 @@ table row is a line; long prose lines into sentences), each line is scored by th
 the question's terms it holds (weighted by how rare each term is in the documents), and the
 best lines are kept, best first, until the budget is spent. A table's header lines (its
 title, "(In millions)", "Three Months Ended", the period dates) travel with any row kept from
-it, so a figure keeps its column; lines stay in their document order, a gap shown as "…".
+it, so a figure keeps its column; a kept line that states no figure brings a short neighbouring
+line that does (a form's label and its value are two lines: "(Address of principal executive
+offices)" under the address, "State the aggregate market value …" over "$70,923,698."); lines
+stay in their document order, a gap shown as "…".
 docs/performance.md has what the budget measured.
 
 The same scoring picks the preview (``preview_of``): the sentence of the sources that best
@@ -27,6 +30,8 @@ from rag_core.text import is_header, query_terms, tokenize
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 LONG_LINE = 300  # characters: longer lines are prose, cut into sentences
+VALUE_LINE = 100  # characters: a neighbouring line this short that holds a figure is a label's value
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass
@@ -98,6 +103,7 @@ def select_evidence(
     for unit in scored:
         unit.written = _written_out(scored, unit.passage, unit.position, unit.text)
         unit.tokens = count_tokens(unit.written) + 1
+    at = {(u.passage, u.position): u for u in scored}
     chosen: dict[int, set[int]] = {}
     spent = 0
     ranked = sorted((u for u in scored if u.score > 0), key=lambda u: (-u.score, u.passage, u.position))
@@ -106,6 +112,9 @@ def select_evidence(
     for unit in ranked:
         extra = [unit] + ([] if unit.passage in chosen else _headers(scored, unit.passage, unit.position))
         cost = sum(u.tokens for u in extra if u.position not in chosen.get(u.passage, set()))
+        values = [v for v in _values(at, unit) if v.position not in chosen.get(v.passage, set())]
+        if values and spent + cost + sum(v.tokens for v in values) <= budget:
+            extra, cost = extra + values, cost + sum(v.tokens for v in values)
         if spent + cost > budget and spent > 0:
             continue
         spent += cost
@@ -124,6 +133,15 @@ def select_evidence(
             last = i
         evidence[p].lines = lines
     return [ev for ev in evidence if ev.lines]
+
+
+def _values(at: dict[tuple[int, int], _Unit], unit: _Unit) -> list[_Unit]:
+    """The lines next to ``unit`` that hold what it labels, when it states no figure itself: short
+    lines with a figure (an amount, an address, a date) just above or below it."""
+    if _DIGIT.search(unit.text):
+        return []
+    near = (at.get((unit.passage, unit.position + d)) for d in (1, -1))
+    return [u for u in near if u and len(u.text) <= VALUE_LINE and _DIGIT.search(u.text) and not is_header(u.text)]
 
 
 def _period_only(line: str) -> bool:

@@ -30,6 +30,7 @@ _MONTH_DAY = re.compile(
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+_CODE = re.compile(r"\d{5,}")  # five digits or more with no separator: a code (a ZIP, a file number), not a cell
 _UNITS = re.compile(r"\bin (millions|thousands|billions)\b", re.IGNORECASE)
 
 
@@ -74,7 +75,7 @@ def label_row(row: str, labels: list[str] | None, unit: str) -> str:
     if not m:
         return row
     figures = [f.replace(" ", "") for f in _ONE_FIGURE.findall(m.group("figures"))]
-    if len(figures) != len(labels):
+    if len(figures) != len(labels) or any(_CODE.fullmatch(f) for f in figures):
         return row
     cells = "; ".join(f"{label}: {figure}" for label, figure in zip(labels, figures, strict=True))
     return f"{m.group('label').strip()}: {cells}{unit}"

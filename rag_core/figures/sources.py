@@ -177,6 +177,7 @@ def _occurrences(passage: Passage) -> list[Occurrence]:
                         label=label,
                     )
                 )
+            out.extend(_in_label(passage, row, text, -2 - len(out)))
     prose = "".join(" " if covered[i] or ch == "\n" else ch for i, ch in enumerate(text))
     start = 0
     for k, piece in enumerate(_SENTENCE.split(prose)):
@@ -205,6 +206,30 @@ def _occurrences(passage: Passage) -> list[Occurrence]:
                 )
             )
     return out
+
+
+def _in_label(passage: Passage, row: Row, text: str, key: int) -> list[Occurrence]:
+    """The numbers a row's label writes ("6480 Cameron Street Ste. 305 – Las Vegas, NV 89118":
+    6480 and 305 before the cell 89118): held by the source as written, of no line item or period."""
+    label = row.item.label
+    at = text.find(label, row.start, row.end) if label else -1
+    if at < 0:
+        return []
+    return [
+        Occurrence(
+            passage=passage,
+            number=Number(**{**n.__dict__, "start": n.start + at, "end": n.end + at}),
+            scale=1.0,
+            unit_known=n.scaled or n.percent,
+            item=None,
+            concept=None,
+            period=Period(),
+            sentence=key,  # the label is a clause of its own: its numbers are computed with none else's
+            label=_snippet(label, n) if n.start else f"“{' '.join(label.split()[:8])}”",
+        )
+        for n in read_numbers(label)
+        if n.kind not in ("citation", "list")
+    ]
 
 
 def sentence_period(sentence: str) -> Period:
