@@ -260,13 +260,17 @@ def test_llm_metadata_and_load_settings(fake_llm):
     assert fake_llm.complete("What is 2+3?").text == "The answer is 5."
     (server,) = FakeServer.instances
     params = server.params
-    assert params.n_ctx == 2048 and params.cpuparams.n_threads == 1 and params.offline is True
+    assert params.n_ctx == 2048 * 2 and params.n_parallel == 2 and params.cpuparams.n_threads == 1
+    assert params.offline is True and params.cache_idle_slots is False  # each slot keeps what it read
     # Never a TCP port: a Unix socket in a private folder, behind a random key.
     assert params.hostnames[0].endswith("llama.sock") and params.api_keys
     request = server.requests[0]
     assert request["prompt"].endswith("<|im_start|>user\nWhat is 2+3?<|im_end|>\n<|im_start|>assistant\n")
     assert request["max_tokens"] == 64 and request["temperature"] == 0.0
     assert "<|im_end|>" in request["stop"]
+    assert request["id_slot"] == fake_llm.other_slot  # not an answer: the answers' slot is left alone
+    list(fake_llm.stream_chat([ChatMessage(role=MessageRole.USER, content="Hi")], slot=fake_llm.answer_slot))
+    assert server.requests[-1]["id_slot"] == fake_llm.answer_slot != fake_llm.other_slot
 
     # The model is loaded once and shared by every LLM object on the same file.
     other = build_local_llm(Path(fake_llm.model_path), context_window=2048, n_threads=1)
@@ -469,6 +473,10 @@ def test_read_ahead_reads_growing_pieces_and_gives_way_to_a_question(fake_llm):
     assert done["stopped"] is False and len(pieces) >= 4 and pieces[-1] == prompt
     assert all(b.startswith(a) and len(b) > len(a) for a, b in itertools.pairwise(pieces))
     assert all(r["max_tokens"] == 0 and r["cache_prompt"] is True and not r["stream"] for r in server.requests)
+    assert {r["id_slot"] for r in server.requests} == {fake_llm.other_slot}
+    server.requests.clear()
+    fake_llm.read_ahead(["answer start " * 5, "rewrite start " * 5], slots=[fake_llm.answer_slot, fake_llm.other_slot])
+    assert [(r["prompt"][:6], r["id_slot"]) for r in server.requests] == [("answer", 0), ("rewrit", 1)]
 
     # A question waiting for the model stops it before its next piece.
     server.requests.clear()

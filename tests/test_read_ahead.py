@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from llama_index.core.base.llms.types import ChatMessage
@@ -21,12 +21,22 @@ ANSWER = "The Zephyr pump delivers 42 litres per minute [1]."
 
 
 class ReadingLLM(ScriptedLLM):
-    """Renders prompts as ``LlamaCppLLM`` does and records its read-aheads."""
+    """Renders prompts as ``LlamaCppLLM`` does, has its two slots, and records its read-aheads
+    and the slot each answer was asked in."""
+
+    answer_slot: ClassVar[int] = 0
+    other_slot: ClassVar[int] = 1
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.__dict__["read"] = []
+        self.__dict__["slots"] = []
+        self.__dict__["answered_in"] = []
         self.__dict__["done"] = threading.Event()
+
+    def stream_chat(self, messages: Sequence[ChatMessage], **kw: Any) -> Any:
+        self.answered_in.append(kw.get("slot"))
+        return super().stream_chat(messages, **kw)
 
     def load(self) -> None:
         """The local model's load: nothing to read here."""
@@ -37,8 +47,9 @@ class ReadingLLM(ScriptedLLM):
     def completion_prompt(self, prompt: str) -> str:
         return completion_to_chatml(prompt)
 
-    def read_ahead(self, prompts: Sequence[str]) -> dict[str, Any]:
+    def read_ahead(self, prompts: Sequence[str], slots: Sequence[int] | None = None) -> dict[str, Any]:
         self.read.append(list(prompts))
+        self.slots.append(list(slots or []))
         self.done.set()
         return {"tokens": 0, "stopped": False}
 
@@ -62,6 +73,7 @@ def test_after_an_answer_the_model_reads_the_beginnings_of_both_follow_up_prompt
     assert llm.done.wait(10)
     [[answer_start, rewrite_start]] = llm.read
     assert ANSWER in answer_start and ANSWER in rewrite_start  # the conversation, with the last exchange
+    assert llm.slots == [[0, 1]]  # the answer's beginning in the answers' slot, the rewrite's in the other
 
     llm.done.clear()
     llm.script(condense=["How much does the Zephyr pump weigh?"], answers=["It weighs 3 kg [1]."])
@@ -71,6 +83,7 @@ def test_after_an_answer_the_model_reads_the_beginnings_of_both_follow_up_prompt
     assert completion_to_chatml(llm.prompts[-1]).startswith(rewrite_start)
     assert messages_to_chatml(llm.chats[-1]).startswith(answer_start)
     assert len(messages_to_chatml(llm.chats[-1])) > len(answer_start)  # the sources and question follow
+    assert llm.answered_in == [0, 0]  # both answers written in the slot that holds their beginning
 
 
 def test_nothing_is_read_ahead_when_off_or_for_a_question_outside_a_session(reading):

@@ -79,3 +79,18 @@ def test_a_follow_up_reads_only_its_own_part_after_the_model_read_ahead(real_ctx
     assert follow.served_by["condense"] != "llm"
     conversation = count_tokens(ctx.settings.system_prompt) + count_tokens(question + first.answer) // 2
     assert follow.timings["prompt_cached_tokens"] >= conversation, follow.timings
+
+
+def test_a_new_conversation_reuses_the_answers_beginning_after_another_prompt(real_ctx):
+    """Answers keep their own llama.cpp slot (``llama_engine.SLOTS``): a rewrite, a summary or any
+    other prompt in between does not push out the answers' fixed beginning, so a new
+    conversation's first question reads its system prompt from the cache."""
+    from rag_core.chat.messages import count_tokens
+
+    ctx = real_ctx
+    ctx.chat.ask("What must you never do with the Zephyr pump?")
+    llm = ctx.llm()
+    other = llm.complete("Name three colours of the rainbow, one per line.")  # another prompt in between
+    assert other.raw["timings"]["prompt_n"] > 5
+    turn = ctx.chat.ask("How many amperes does the Zephyr pump draw?")
+    assert turn.timings["prompt_cached_tokens"] >= count_tokens(ctx.settings.system_prompt), turn.timings

@@ -245,7 +245,8 @@ class DocentChatEngine(BaseChatEngine):
         if messages is None:
             yield ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=refusal), delta=refusal)
             return
-        yield from self.llm.stream_chat(messages)
+        slot = getattr(self.llm, "answer_slot", None)  # the local model keeps a slot for answers
+        yield from self.llm.stream_chat(messages, **({"slot": slot} if slot is not None else {}))
 
     # ------------------------------------------------------------------ BaseChatEngine
     def _prepare(self, message: str, chat_history: list[ChatMessage] | None):

@@ -85,9 +85,12 @@ def start(
         logger.debug("reading ahead skipped: %s", type(e).__name__)
         return None
 
+    slot = getattr(llm, "answer_slot", None)  # the answer's beginning in the answers' slot, the rewrite's in the other
+    slots = [slot, *[getattr(llm, "other_slot", slot)] * (len(prompts) - 1)] if slot is not None else None
+
     def work() -> None:
         try:
-            done = read(prompts)
+            done = read(prompts, slots=slots) if slots is not None else read(prompts)
             logger.debug("read ahead: %s", done)
         except Exception as e:  # a read-ahead only saves time: its failure costs none
             logger.debug("reading ahead failed: %s", type(e).__name__)

@@ -22,7 +22,7 @@ import queue
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from llama_index.core.base.llms.types import (
     ChatMessage,
@@ -40,7 +40,7 @@ from llama_index.core.llms.llm import default_completion_to_prompt
 
 from rag_core.errors import ProviderError
 from rag_core.providers.chatml import STOP_STRINGS, completion_to_chatml, messages_to_chatml
-from rag_core.providers.llama_engine import LlamaEngine, shared_engine
+from rag_core.providers.llama_engine import ANSWER_SLOT, OTHER_SLOT, LlamaEngine, shared_engine
 
 logger = logging.getLogger(__name__)
 READ_AHEAD_PIECE_CHARS = 800  # about 200 tokens: 3-4 s of prompt reading on two free cores
@@ -88,6 +88,11 @@ class LlamaCppLLM(CustomLLM):
     )
 
     _engine: LlamaEngine | None = PrivateAttr(default=None)
+
+    # The llama.cpp slot answers are read in (``slot=`` of a call), apart from every other prompt,
+    # so the answers' fixed beginning stays read between conversations (``llama_engine.SLOTS``).
+    answer_slot: ClassVar[int] = ANSWER_SLOT
+    other_slot: ClassVar[int] = OTHER_SLOT
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("messages_to_prompt", messages_to_chatml)
@@ -142,6 +147,7 @@ class LlamaCppLLM(CustomLLM):
             "seed": int(pick("seed", self.seed)),
             "stop": [*STOP_STRINGS, *pick("stop", [])],
             "cache_prompt": bool(pick("cache_prompt", True)),  # reuse the KV cache of the shared prefix
+            "id_slot": int(pick("slot", OTHER_SLOT)),  # answers keep their own slot (``answer_slot``)
             "stream": stream,
         }
 
@@ -165,17 +171,24 @@ class LlamaCppLLM(CustomLLM):
         """The prompt text ``complete`` sends for ``prompt``."""
         return self._completion_prompt(prompt, False)
 
-    def read_ahead(self, prompts: Sequence[str], piece_chars: int = READ_AHEAD_PIECE_CHARS) -> dict[str, Any]:
+    def read_ahead(
+        self,
+        prompts: Sequence[str],
+        piece_chars: int = READ_AHEAD_PIECE_CHARS,
+        slots: Sequence[int] | None = None,
+    ) -> dict[str, Any]:
         """Read ``prompts`` (as ``chat_prompt``/``completion_prompt`` render them) into
         llama.cpp's prompt cache, so that a later prompt beginning with one of them reads only
-        the rest. In pieces of about ``piece_chars``, each extending the cached one; before each
-        piece it gives way: it stops as soon as a generation waits for the model, or a newer
-        read-ahead began. Never loads the model, never changes its threads. Returns the prompt
-        tokens read and whether it stopped early."""
+        the rest; ``slots``: the slot each is read in (an answer's in ``answer_slot``; default
+        ``other_slot``). In pieces of about ``piece_chars``, each extending the cached one;
+        before each piece it gives way: it stops as soon as a generation waits for the model, or
+        a newer read-ahead began. Never loads the model, never changes its threads. Returns the
+        prompt tokens read and whether it stopped early."""
         engine = self._get_engine()
         ticket = engine.new_read_ahead()
         read = 0
-        for prompt in prompts:
+        for k, prompt in enumerate(prompts):
+            slot = slots[k] if slots is not None and k < len(slots) else self.other_slot
             for cut in _cuts(prompt, piece_chars):
                 if engine.waiting or engine.read_ahead_ticket != ticket or engine.server is None:
                     return {"tokens": read, "stopped": True}
@@ -183,7 +196,8 @@ class LlamaCppLLM(CustomLLM):
                     server = engine.server
                     if server is None:
                         return {"tokens": read, "stopped": True}
-                    result = server.handle_completions(self._request(prompt[:cut], stream=False, max_tokens=0))
+                    piece = self._request(prompt[:cut], stream=False, max_tokens=0, slot=slot)
+                    result = server.handle_completions(piece)
                 timings = result.get("timings") if isinstance(result, dict) else None
                 read += int((timings or {}).get("prompt_n") or 0)
         return {"tokens": read, "stopped": False}
