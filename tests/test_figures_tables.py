@@ -227,3 +227,44 @@ def test_a_row_agrees_only_with_the_item_a_claim_names():
     assert agreement(total_sales, Item("Net sales", "Consolidated")) == "agree"
     assert agreement(content("Products net sales"), Item("Products", "Cost of sales:")) == "conflict"
     assert agreement(content("It was"), Item("Operating income")) == "neutral"
+
+
+# An HTML filing's statement, as the HTML loader writes a table (cells joined by " | ", the "$" and
+# the ")" of a figure in cells of their own), under a title that names the years once more.
+HTML_CASH_FLOWS = """GALAXY GAMING, INC.
+CONSOLIDATED STATEMENTS OF CASH FLOWS
+YEARS ENDED December 31, 2021 AND 2020
+2021 | | | 2020 |
+Net income (loss) | | $ | 2,111,812 | | | $ | (2,208,887 | )
+Adjustments to reconcile net income (loss) to net cash provided by (used in) operating activities: | | | | | | | |
+Depreciation and amortization | | | 2,858,991 | | | | 2,222,042 |
+Gross margin | | 45.2 | % | | 41.0 | %"""
+
+
+def test_an_html_tables_rows_and_a_title_naming_its_years_again():
+    from rag_core.chat.tables import columns, label_row, units
+    from rag_core.figures.tables import unpipe
+
+    assert (
+        unpipe("Net income (loss) | | $ | 2,111,812 | | | $ | (2,208,887 | )")
+        == "Net income (loss) $2,111,812 $(2,208,887)"
+    )
+    assert unpipe("Gross margin | | 45.2 | % | | 41.0 | %") == "Gross margin 45.2% 41.0%"
+    assert unpipe("Revenue $ 1,350 $ 670") == "Revenue $ 1,350 $ 670"  # no cells: as it is
+    (table,) = parse_tables(HTML_CASH_FLOWS)
+    # two columns, not four: the title's "2021 AND 2020" are the columns' years, named again
+    assert [c.describe() for c in table.columns] == ["year ended December 31, 2021", "year ended December 31, 2020"]
+    net = table.rows[0]
+    assert net.item.label == "Net income (loss)"
+    assert [(c.number.value if c.number else None, c.column.describe() if c.column else "") for c in net.cells] == [
+        (2111812.0, "year ended December 31, 2021"),
+        (-2208887.0, "year ended December 31, 2020"),
+    ]
+    assert [r.item.label for r in table.rows] == ["Net income (loss)", "Depreciation and amortization", "Gross margin"]
+    # the same row as the answering model reads it
+    headers = HTML_CASH_FLOWS.splitlines()[1:4]
+    assert label_row(HTML_CASH_FLOWS.splitlines()[4], columns(headers), units(headers)) == (
+        "Net income (loss): YEARS ENDED December 31, 2021: $2,111,812; YEARS ENDED December 31, 2020: $(2,208,887)"
+    )
+    # a title's years still make the columns where no other line names them
+    assert len(columns_of("For the years ended December 31, 2021 and 2020")) == 2

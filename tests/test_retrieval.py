@@ -64,6 +64,23 @@ def test_neighbor_window_widens_a_chunk_with_its_page_neighbours(make_settings, 
     assert window.count("Sentence number 45 ") == 1  # the splitter's overlap is not repeated
 
 
+def test_no_passage_ends_inside_a_line_the_splitter_cut(make_settings, tmp_path):
+    """The splitter cuts at a token count, inside a table row or a figure ("… | 10,230,"): a
+    retrieved passage takes the rest of its last line from the chunk after it."""
+    rows = [f"Line item {i} | | $ | {i},984,378 | | | $ | {i + 1},230,316 |" for i in range(1, 60)]
+    (tmp_path / "table.txt").write_text("STATEMENT OF OPERATIONS\n2021 | | | 2020 |\n" + "\n".join(rows) + "\n")
+    ctx = build_context(make_settings(chunk_size=64, chunk_overlap=16))
+    ctx.ingestion.ingest_file(tmp_path / "table.txt")
+    whole = set(rows) | {"STATEMENT OF OPERATIONS", "2021 | | | 2020 |"}
+    chunks = ctx.chat.retrieve("Line item", top_k=100)
+    assert len(chunks) > 5
+    for hit in chunks:
+        assert hit["text"].rstrip().splitlines()[-1].strip() in whole, hit["text"][-80:]
+    # and the splitter did cut inside rows: without the rest of the line these would be cut short
+    cut = [n for n in ctx.index.all_nodes() if n.get_content().rstrip().splitlines()[-1].strip() not in whole]
+    assert cut, "the splitter cut no row: the test shows nothing"
+
+
 def test_document_weight_ranks_up_chunks_whose_document_names_the_subject(make_settings, tmp_path):
     filler = " ".join(f"Line {i} of the quarterly report covers routine matters." for i in range(30))
     for company, margin in (("Apple", 44), ("Orange", 30)):

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import re
 
+from rag_core.figures.headers import described_once
+from rag_core.figures.tables import unpipe
+
 _FIGURE = r"\(?-?\$?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?%?|—|-"  # "1,0": a row cut short, no figure
 _ROW = re.compile(rf"^(?P<label>.*?[A-Za-z)][^\d$()—]*?)\s+(?P<figures>(?:(?:\$\s?)?(?:{_FIGURE})\s*)+)$")
 _ONE_FIGURE = re.compile(rf"(?:\$\s?)?(?:{_FIGURE})")
 _GROUP = re.compile(
-    r"(?:(?:three|six|nine|twelve|thirteen|twenty-six|thirty-nine|fifty-two)\s+(?:months|weeks)|quarter|year|period)"
+    r"(?:(?:three|six|nine|twelve|thirteen|twenty-six|thirty-nine|fifty-two)\s+(?:months|weeks)|quarters?|years?|periods?)"
     r"\s+ended|as of",
     re.IGNORECASE,
 )
@@ -36,7 +39,7 @@ _UNITS = re.compile(r"\bin (millions|thousands|billions)\b", re.IGNORECASE)
 
 def columns(headers: list[str]) -> list[str] | None:
     """Column labels read off a table's header lines, left to right, or None."""
-    text = " ".join(headers)
+    text = " ".join(described_once(headers))
     groups = [m.group(0) for m in _GROUP.finditer(text)]
     days = [m.group(0) for m in _MONTH_DAY.finditer(text)]
     years = [m.group(0) for m in _YEAR.finditer(text)]
@@ -71,7 +74,7 @@ def label_row(row: str, labels: list[str] | None, unit: str) -> str:
     """``row`` written out with ``labels``, when its figures are as many as the labels."""
     if not labels:
         return row
-    m = _ROW.match(row.strip())
+    m = _ROW.match(unpipe(row).strip())
     if not m:
         return row
     figures = [f.replace(" ", "") for f in _ONE_FIGURE.findall(m.group("figures"))]

@@ -88,8 +88,22 @@ def is_header_line(line: str) -> bool:
     return len(re.findall(r"[^\W\d_]{2,}", rest)) <= 1
 
 
+_DESCRIBED = re.compile(r"\b(?:19|20)\d{2}\s*,?\s+and\s+(?:19|20)\d{2}\b", re.I)
+_A_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+
+
+def described_once(lines: list[str]) -> list[str]:
+    """Header lines with the years of a title that names the periods ("YEARS ENDED December 31,
+    2021 AND 2020") left out when another line names the columns ("2021 | 2020"): the same
+    periods, not four columns. The title keeps its other words (its day: "December 31")."""
+    if not any(len(_A_YEAR.findall(line)) >= 2 and not _DESCRIBED.search(line) for line in lines):
+        return lines
+    return [_A_YEAR.sub(" ", line) if _DESCRIBED.search(line) else line for line in lines]
+
+
 def columns_of(header: str, title: str = "") -> list[Column]:
     """The columns a table's header lines (joined by newlines) name, left to right."""
+    header = "\n".join(described_once(header.split("\n")))
     groups: list[int] = []
     slots: list[tuple[str, dt.date | int | str]] = []  # ("date", date), ("year", 2023), ("change", "$ change")
     days: list[tuple[int, int]] = []  # (month, day) of dates written without their year

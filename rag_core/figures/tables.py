@@ -28,6 +28,36 @@ _BOILERPLATE = re.compile(
 )
 
 
+_OPEN = re.compile(r"^(?:\$|\(|\$\s?\()$")  # a cell that only opens the next one: "$", "(", "$ ("
+_CLOSE = re.compile(r"^(?:\)|%|\)\s?%|pts?)$")  # a cell that only closes the one before: ")", "%"
+
+
+def unpipe(line: str) -> str:
+    """A table row as an HTML or Word table writes it ("Net income | | $ | 2,111,812 | | | $ |
+    (2,208,887 | )", cells joined by " | ", the "$" and the ")" cells of their own) as a PDF's
+    text writes it ("Net income $2,111,812 $(2,208,887)"): empty cells dropped, a "$" or "("
+    joined to the figure after it, a ")" or "%" to the figure before it. A line with no " | " is
+    returned as it is."""
+    if " | " not in line and not line.rstrip().endswith(" |"):
+        return line
+    cells: list[str] = []
+    opening = ""
+    for cell in (c.strip() for c in line.split("|")):
+        if not cell:
+            continue
+        if _OPEN.match(cell):
+            opening += cell.replace(" ", "")
+            continue
+        if _CLOSE.match(cell) and cells and not opening:
+            cells[-1] += cell
+            continue
+        cells.append(opening + cell)
+        opening = ""
+    if opening:
+        cells.append(opening)
+    return " ".join(cells)
+
+
 @dataclass(frozen=True)
 class Cell:
     number: Number | None  # None for a dash ("—": nothing)
@@ -164,8 +194,9 @@ def _read(text: str) -> list[Table]:
     table: Table | None = None
     offset = 0
     for raw in (text or "").splitlines(keepends=True):
-        start, line = offset, raw.rstrip("\r\n")
+        start, written = offset, raw.rstrip("\r\n")
         offset += len(raw)
+        line = unpipe(written)  # an HTML or Word table's row read as a PDF's
         stripped = line.strip()
         if not stripped:
             continue
@@ -193,7 +224,7 @@ def _read(text: str) -> list[Table]:
             own = section
             if re.match(r"\s*(?:%|percent(?:age)?\s+of|as\s+a\s+(?:%|percent))", label, re.I) and table.rows:
                 own = table.rows[-1].item.label  # "% of net revenue": of the row above
-            table.rows.append(_row(table, len(tables) - 1, label, own, spans, row_start, start + len(line)))
+            table.rows.append(_row(table, len(tables) - 1, label, own, spans, row_start, start + len(written)))
             if re.match(r"total\b", label, re.I):
                 section = ""
             continue

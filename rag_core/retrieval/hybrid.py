@@ -29,7 +29,7 @@ from rag_core.retrieval.queries import ConversationQueries, query_variants
 from rag_core.retrieval.result import Retrieval
 from rag_core.retrieval.routing import interleave, route_by_name
 from rag_core.retrieval.spans import Spans, doc_filter, keep_of
-from rag_core.retrieval.windows import widen
+from rag_core.retrieval.windows import finish_lines, widen
 from rag_core.settings import RetrievalSettings
 from rag_core.text import is_cjk
 
@@ -360,6 +360,9 @@ class HybridRetriever(BaseRetriever):
             # vectors alone: show the cosine similarity, not a rank-fusion score
             ranked = [(nid, float(by_id[nid].score or 0.0)) for nid, _ in ranked]
         window = self.settings.neighbor_window
+        bm = self.keywords.get(self.names)
         if window <= 0:
-            return [NodeWithScore(node=by_id[nid].node, score=round(score, 4)) for nid, score in ranked[: self.top_k]]
-        return widen(ranked, by_id, self.keywords.get(self.names).by_id, window, self.top_k)
+            chosen = [NodeWithScore(node=by_id[nid].node, score=round(score, 4)) for nid, score in ranked[: self.top_k]]
+        else:
+            chosen = widen(ranked, by_id, bm.by_id, window, self.top_k)
+        return finish_lines(chosen, bm.index.nodes_by_id)  # no passage ends inside a line
