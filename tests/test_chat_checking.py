@@ -59,6 +59,20 @@ def test_a_wrong_figure_is_marked_where_it_stands_and_the_table_says_what_it_is(
     assert "1 figure not found in the sources" in line
 
 
+def test_the_next_turn_reads_the_answer_as_written_not_the_marks_that_quote_the_sources(acme):
+    """The marks quote the documents ("… is Net income, six months …"); document text reaches the
+    model only fenced, as sources: the history holds the answer as the model wrote it."""
+    ctx, llm, sid = acme
+    written = "Acme's net income for the three months ended July 30, 2023 was $823 million [1]."
+    llm.script(answers=[written, "It was $1,350 million [1]."], condense=["What was Acme's revenue?"])
+    marked = ctx.chat.ask(QUARTER, session_id=sid).answer
+    assert "⚠" in marked and ctx.sessions.messages(sid)[-1].content == marked  # shown and stored marked
+    ctx.chat.ask("And its revenue?", session_id=sid)
+    history = [m.content for m in llm.chats[-1] if m.role.value == "assistant"]
+    assert history == [written]
+    assert all("⚠" not in p for p in llm.prompts)  # nor in the rewrite's prompt
+
+
 def test_the_cell_the_question_asks_for_is_the_first_evidence_the_model_reads(acme):
     ctx, llm, _ = acme
     llm.script(answers=["$618 million [1]."])

@@ -119,6 +119,20 @@ def test_numbers_inside_a_rows_label_are_held_by_the_source():
     assert [f.status for f in wrong.figures] == ["unsupported", "found", "found"]
 
 
+def test_a_count_of_other_things_is_marked_with_what_it_counts():
+    """In prose no row label says what a figure is; the words right after a count do: "96
+    league appearances" from "scored 96 goals in 306 games" is another count."""
+    text = "Overall, Roberts scored 96 goals in 306 games for Norwich.\nHe made 647 league appearances in all."
+    where = [Passage(1, text, "roberts.txt", None, "Iwan Roberts")]
+    asked = "How many league appearances did Iwan Roberts make for Norwich?"
+    (wrong,) = check_answer("Roberts made 96 league appearances for Norwich [1].", asked, where).figures
+    assert wrong.status == "mismatch" and "96 goals" in wrong.explanation
+    assert [f.status for f in check_answer("He scored 96 goals for Norwich [1].", asked, where).figures] == ["found"]
+    assert [f.status for f in check_answer("He made 647 appearances [1].", asked, where).figures] == ["found"]
+    # a scale or a preposition after the figure says nothing of what it counts
+    assert [f.status for f in check_answer("It was 306 in all [1].", asked, where).figures] == ["found"]
+
+
 def test_cited_only_leaves_out_the_passages_not_cited():
     answer = "Acme's Compute & Networking operating income was $672 million [1]."
     assert statuses(answer) == [("$672 million", "found")]

@@ -23,7 +23,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypedDict, Unpack
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -179,6 +179,9 @@ class ChatService:
             except DiskFullError as e:  # reading the documents still works: the answer comes, unsaved
                 unsaved = e
         past = [m for i, m in enumerate(past) if m.content and (m.role != "user" or _answered(past, i))]
+        # an answer as the model wrote it, without the check's marks: they quote the documents,
+        # and document text reaches the model only fenced, as sources (``Turn._store``)
+        past = [replace(m, content=m.meta["written"]) if m.meta.get("written") else m for m in past]
         c = self.components
         summary, recent = fold(self.sessions, session_id, past, c.memory_budget(question), count_tokens, c.summary_llm)
         history = [ChatMessage(role=MessageRole(m.role), content=m.content) for m in recent]

@@ -89,6 +89,7 @@ class Turn:
         self.timings: dict[str, float] = {}
         self.served_by: dict[str, str] = {}
         self.stopped = False
+        self._written: str | None = None  # the answer as the model wrote it, before the check's marks
         self.answered: ChatTurn | None = None
         self.stored: Message | None = None  # the answer's row in the session, with its id
         self.save = True  # False: the question could not be stored (a full disk), nor is the answer
@@ -303,6 +304,7 @@ class Turn:
         if len(parts) > 1 and first and end > first:
             self.timings["tokens_per_s"] = round((len(parts) - 1) / (end - first), 2)
         answer = "".join(parts).strip() or empty
+        self._written = answer  # as the model wrote it: what the next turns' history holds
         if self._figures is not None:  # each figure checked against the sources, marked if unsupported
             checked = self._figures.check(answer)
             answer = checked.answer
@@ -336,12 +338,15 @@ class Turn:
         )
         if self.preview:
             meta["preview"] = self.preview
+        written = self._written or answered.answer
+        if written != answered.answer and not answered.stopped:
+            meta["written"] = written  # the answer without the check's marks (``ChatService._recall``)
         asked = answered.condensed_question
         message = Message("assistant", answered.answer, condensed_question=asked, sources=answered.sources, meta=meta)
         try:
             self.stored = self.components.sessions.append(self.session_id, message)
             # a follow-up may come: the model reads its prompts' beginnings meanwhile
-            exchange = (self.question, answered.answer)
+            exchange = (self.question, meta.get("written") or answered.answer)
             read_ahead.start(self.components, self._engine, self._history, self._summary, exchange)
         except DiskFullError as e:  # the answer was written on screen: say it is not kept, don't lose the turn
             answered.notices.append(e.unsaved_notice())

@@ -27,7 +27,7 @@ from rag_core.figures.compute import Operand, recompute
 from rag_core.figures.labels import agreement, concepts
 from rag_core.figures.numbers import Number
 from rag_core.figures.periods import agree, report_in_name
-from rag_core.figures.sources import Occurrence, Passage, entity_keys, read_passages
+from rag_core.figures.sources import Occurrence, Passage, counted, entity_keys, read_passages
 
 SUPPORTED = ("found", "normalised", "computed")
 _CITE = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
@@ -121,6 +121,14 @@ def _verdicts(claim: Claim, occ: Occurrence) -> tuple[str, bool | None, bool | N
     return label, period, entity
 
 
+def _counts_differ(answer: str, n: Number, occ: Occurrence) -> bool:
+    """Whether the answer's figure counts other things than the source's figure of the same
+    value (in prose, where no row label says what it is)."""
+    claimed = counted(answer[n.end : n.end + 60])
+    held = counted((occ.passage.text or "")[occ.number.end : occ.number.end + 60])
+    return bool(claimed and held and not claimed & held)
+
+
 def _cited(answer: str) -> set[int]:
     return {int(n) for m in _CITE.finditer(answer) for n in re.split(r"\s*,\s*", m.group(1))}
 
@@ -149,6 +157,8 @@ def check_answer(answer: str, question: str, passages: Sequence[Passage], cited_
             if how is None:
                 continue
             label, period, entity = _verdicts(claim, occ)
+            if label != "conflict" and occ.item is None and _counts_differ(answer, n, occ):
+                label = "conflict"  # "96 league appearances" where the source has "96 goals"
             if label == "neutral" and occ.item is not None:
                 if names_a_row is None:
                     names_a_row = _names_a_row(claim, evidence.found)

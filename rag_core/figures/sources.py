@@ -232,6 +232,32 @@ def _in_label(passage: Passage, row: Row, text: str, key: int) -> list[Occurrenc
     ]
 
 
+_COUNTED = re.compile(r"\s+([a-z][a-z-]+)(?:\s+([a-z][a-z-]+))?")
+_NOT_COUNTED = frozenset(
+    "a an the in of for to as at by on with from and or but than was were is are be been its their his her "
+    "this that per each million millions billion billions thousand thousands trillion percent dollars "
+    "more less over under about nearly around".split()
+)
+
+
+def counted_words(after: str) -> list[str]:
+    """The words that say what a count counts, right after it ("96 goals in 306 games" →
+    [goals]; "278 league appearances" → [league, appearances]); none when a scale, a
+    preposition or a punctuation mark follows ("$6,728 million in …", "24,000,")."""
+    m = _COUNTED.match(after)
+    out: list[str] = []
+    for word in m.groups() if m else ():
+        if not word or word in _NOT_COUNTED:
+            break
+        out.append(word)
+    return out
+
+
+def counted(after: str) -> set[str]:
+    """``counted_words``, singular ({goal}; {league, appearance})."""
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in counted_words(after)}
+
+
 def sentence_period(sentence: str) -> Period:
     """The one period a sentence names (a sentence naming two — "the second quarter and first
     half" — names none for sure)."""
@@ -251,7 +277,8 @@ def _snippet(sentence: str, n: Number, most: int = 70) -> str:
     head = " ".join(sentence[max(0, n.start - most) : n.start].split())
     if n.start > most and " " in head:
         head = "… " + head.split(" ", 1)[1]
-    return f"“{head} {n.clean}”" if head else "a figure"
+    what = "".join(f" {w}" for w in counted_words(sentence[n.end : n.end + 60]))  # "96 goals"
+    return f"“{head} {n.clean}{what}”" if head else "a figure"
 
 
 def _nearest_concept(sentence: str, words: list[tuple[int, int, str]], n: Number) -> tuple[str | None, str]:
