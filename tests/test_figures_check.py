@@ -127,6 +127,10 @@ def test_a_count_of_other_things_is_marked_with_what_it_counts():
     asked = "How many league appearances did Iwan Roberts make for Norwich?"
     (wrong,) = check_answer("Roberts made 96 league appearances for Norwich [1].", asked, where).figures
     assert wrong.status == "mismatch" and "96 goals" in wrong.explanation
+    report = check_answer("Roberts made 96 league appearances for Norwich [1].", asked, where)
+    assert mark_answer("Roberts made 96 league appearances for Norwich [1].", report).startswith(
+        "Roberts made 96 league appearances ⚠ (not as stated in the sources: 96 is “Overall, Roberts scored 96 goals”"
+    )
     assert [f.status for f in check_answer("He scored 96 goals for Norwich [1].", asked, where).figures] == ["found"]
     assert [f.status for f in check_answer("He made 647 appearances [1].", asked, where).figures] == ["found"]
     # a scale or a preposition after the figure says nothing of what it counts

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from rag_core.figures.cells import CellMatch
 from rag_core.figures.check import CheckReport, FigureCheck
+from rag_core.figures.sources import counted_words
 
 WARNING = "⚠"
 _MARKUP = re.compile(r"[*_`\[\]<>#|~\\!]")
@@ -70,7 +71,13 @@ _NOT_UNITS = frozenset(
 
 def _after_unit(answer: str, end: int) -> int:
     """Where a note after the figure ending at ``end`` goes: after the unit word that follows
-    it ("16 A", "42 litres", "3,050 shares"), so the note does not come between them."""
+    it ("16 A", "42 litres", "3,050 shares") or the two words of what it counts ("96 league
+    appearances"), so the note does not come between them."""
+    words = counted_words(answer[end : end + 60])
+    if len(words) > 1:  # what it counts, in two words: "96 league appearances ⚠"
+        two = re.match(r"\s+" + r"\s+".join(map(re.escape, words)), answer[end:])
+        if two:
+            return end + two.end()
     m = _UNIT_WORD.match(answer, end)
     return m.end() if m and m.group(1).lower() not in _NOT_UNITS else end
 
