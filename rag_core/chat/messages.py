@@ -15,6 +15,7 @@ from llama_index.core.utils import get_tokenizer
 
 from rag_core.payloads import Source
 from rag_core.settings import DocentSettings
+from rag_core.storage import Message
 
 __all__ = [
     "STOPPED_MARK",
@@ -111,3 +112,20 @@ def llama_timings(chunk: ChatResponse) -> dict[str, Any]:
     if isinstance(threads, dict):
         out.update({k: v for k, v in threads.items() if isinstance(v, (int, float))})
     return out
+
+
+def stored_answer(
+    answered: ChatTurn, preview: dict[str, Any] | None, rewrite_edited: bool, written: str | None
+) -> Message:
+    """The session's row for an answer: shown as answered (with the check's notes); ``written``,
+    the model's own text, kept beside it when the notes changed it: the next turns read that
+    (``ChatService._recall``), as the notes quote the documents."""
+    meta: dict[str, Any] = {"timings": answered.timings, "notices": answered.notices, "served_by": answered.served_by}
+    meta.update({k: True for k, on in {"stopped": answered.stopped, "rewrite_edited": rewrite_edited}.items() if on})
+    meta.update({k: answered.timings[k] for k in ("figures_checked", "figures_unsupported") if k in answered.timings})
+    if preview:
+        meta["preview"] = preview
+    if written and written != answered.answer and not answered.stopped:
+        meta["written"] = written
+    asked = answered.condensed_question
+    return Message("assistant", answered.answer, condensed_question=asked, sources=answered.sources, meta=meta)

@@ -41,7 +41,15 @@ from rag_core.chat.checking import TurnFigures, chunks_in
 from rag_core.chat.components import ChatComponents
 from rag_core.chat.engine import DocentChatEngine, Retrieved, rule_rewrite
 from rag_core.chat.evidence import preview_of
-from rag_core.chat.messages import STOPPED_MARK, ChatTurn, count_tokens, llama_timings, safe_error, to_source
+from rag_core.chat.messages import (
+    STOPPED_MARK,
+    ChatTurn,
+    count_tokens,
+    llama_timings,
+    safe_error,
+    stored_answer,
+    to_source,
+)
 from rag_core.chat.notices import refusal, search_notices
 from rag_core.errors import DiskFullError, DocentError, ProviderError
 from rag_core.payloads import Source
@@ -329,24 +337,11 @@ class Turn:
         """The answer into its session (a one-off question has none: nothing is stored)."""
         if self.session_id is None or not self.save:
             return
-        meta: dict[str, Any] = {"timings": answered.timings, "notices": answered.notices}
-        meta["served_by"] = answered.served_by
-        flags = {"stopped": answered.stopped, "rewrite_edited": bool(self.rewrite)}
-        meta.update({k: True for k, on in flags.items() if on})
-        meta.update(
-            {k: answered.timings[k] for k in ("figures_checked", "figures_unsupported") if k in answered.timings}
-        )
-        if self.preview:
-            meta["preview"] = self.preview
-        written = self._written or answered.answer
-        if written != answered.answer and not answered.stopped:
-            meta["written"] = written  # the answer without the check's marks (``ChatService._recall``)
-        asked = answered.condensed_question
-        message = Message("assistant", answered.answer, condensed_question=asked, sources=answered.sources, meta=meta)
+        message = stored_answer(answered, self.preview, bool(self.rewrite), self._written)
         try:
             self.stored = self.components.sessions.append(self.session_id, message)
             # a follow-up may come: the model reads its prompts' beginnings meanwhile
-            exchange = (self.question, meta.get("written") or answered.answer)
+            exchange = (self.question, message.meta.get("written") or answered.answer)
             read_ahead.start(self.components, self._engine, self._history, self._summary, exchange)
         except DiskFullError as e:  # the answer was written on screen: say it is not kept, don't lose the turn
             answered.notices.append(e.unsaved_notice())
