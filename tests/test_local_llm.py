@@ -302,6 +302,23 @@ def test_closing_a_stream_stops_generation(fake_llm):
     assert server.cancelled.wait(5)
 
 
+def test_closing_the_engine_at_exit_stops_an_unread_stream_and_starts_nothing_after(fake_llm):
+    """At exit a daemon thread must not be inside llama.cpp while Python finalizes (it died of
+    SIGSEGV or SIGABRT): ``close`` stops a streamed answer nobody reads at its next token,
+    frees the server, and refuses any generation after it."""
+    fake_llm.load()
+    (server,) = FakeServer.instances
+    server.tokens = ["word "] * 2000  # a long answer: 20 s at the fake's pace
+    stream = fake_llm.stream_complete("Write a long poem.")
+    next(stream)  # then abandoned, never closed: as at exit
+    engine = fake_llm._get_engine()
+    assert engine.close(timeout=5) is True
+    assert server.cancelled.is_set() and engine.server is None
+    with pytest.raises(ModelError, match="exiting"):
+        fake_llm.complete("again")
+    assert len(FakeServer.instances) == 1  # not loaded again
+
+
 def test_concurrent_calls_are_serialised(fake_llm):
     errors: list[BaseException] = []
 

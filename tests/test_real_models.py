@@ -94,3 +94,36 @@ def test_a_new_conversation_reuses_the_answers_beginning_after_another_prompt(re
     assert other.raw["timings"]["prompt_n"] > 5
     turn = ctx.chat.ask("How many amperes does the Zephyr pump draw?")
     assert turn.timings["prompt_cached_tokens"] >= count_tokens(ctx.settings.system_prompt), turn.timings
+
+
+EXIT_DURING_A_GENERATION = """
+import sys, threading, time
+from rag_core import load_settings, build_context
+ctx = build_context(load_settings({}, data_dir=sys.argv[2], model_cache=sys.argv[3]))
+llm = ctx.models.llm()
+if sys.argv[1] == "read-ahead":  # as after an answer in `chat`: the next prompts read in the background
+    prompt = llm.completion_prompt(" ".join(f"Line {i} of a long conversation." for i in range(300)))
+    threading.Thread(target=llm.read_ahead, args=([prompt],), daemon=True).start()
+else:  # an answer nobody reads to the end (Ctrl-C, a closed page)
+    answer = iter(llm.stream_complete("Write a long story about a dog."))
+    next(answer)  # kept, not closed: it would stop the generation
+time.sleep(1)
+print("exiting", flush=True)
+"""
+
+
+@pytest.mark.parametrize("running", ["read-ahead", "answer"])
+def test_the_process_exits_cleanly_while_the_model_is_generating(tmp_path, running):
+    """A daemon thread inside llama.cpp while Python finalizes killed the process (SIGSEGV after
+    `chat` with a read-ahead running, SIGABRT after an unread answer): the status was lost."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_DURING_A_GENERATION, running, str(tmp_path / "data"), str(model_cache_dir())],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "exiting"

@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
@@ -70,6 +71,10 @@ ANSWER_SLOT = 0
 OTHER_SLOT = 1
 SPIN_VARIABLES = ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")
 
+# At exit, how long to wait for a generation to stop (a read-ahead piece: a few seconds; a
+# rewrite or summary that cannot be stopped mid-way: its whole length).
+CLOSE_WAIT_S = 60.0
+
 
 class LlamaEngine:
     """One loaded model: the xllamacpp server, its threads, and the lock that serialises
@@ -91,10 +96,13 @@ class LlamaEngine:
         self._load_lock = threading.Lock()
         self._socket_dir: str | None = None
         self._last_load_s = 0.0
+        self.closing = False  # the process is exiting: generations stop, none starts (``close``)
 
     @contextlib.contextmanager
     def generation(self) -> Iterator[None]:
         """Hold ``lock`` for one generation, counted in ``waiting`` while it waits for it."""
+        if self.closing:
+            raise ModelError("The local model is closed: this program is exiting.")
         with self._count_lock:
             self.waiting += 1
         try:
@@ -123,6 +131,8 @@ class LlamaEngine:
         """Load the model on first use; later calls return the same server."""
         if self.server is not None:
             return self.server
+        if self.closing:
+            raise ModelError("The local model is closed: this program is exiting.")
         with self._load_lock:
             if self.server is None:
                 choice, _ = self._wanted()
@@ -174,6 +184,23 @@ class LlamaEngine:
         """Free the model's memory; the next use loads it again."""
         with self.lock, self._load_lock:
             self._unload()
+
+    def close(self, timeout: float = CLOSE_WAIT_S) -> bool:
+        """Stop and free the model before the interpreter exits (``atexit``). A generation
+        left running in a daemon thread (a read-ahead, an answer nobody reads to the end) would
+        otherwise be inside llama.cpp while Python finalizes: the process then dies of a
+        segmentation fault or an abort instead of exiting with its status. A read-ahead stops
+        before its next piece, a streamed answer at its next token (``closing``); the lock is
+        then kept, so no generation starts after. False when the running one did not end
+        within ``timeout`` seconds (left as it is)."""
+        self.closing = True
+        self.new_read_ahead()
+        if not self.lock.acquire(timeout=timeout):
+            logger.warning("The local model was still generating at exit; it was not stopped in %.0f s", timeout)
+            return False
+        with self._load_lock:
+            self._unload()
+        return True
 
     def _unload(self) -> None:
         server, self.server, self.choice = self.server, None, None
@@ -261,6 +288,15 @@ def _until_listening(path: str, timeout: float = 10.0) -> None:
 
 _ENGINES: dict[tuple[str, int, int, bool], LlamaEngine] = {}
 _ENGINES_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_engines() -> None:
+    with _ENGINES_LOCK:
+        engines = list(_ENGINES.values())
+    for engine in engines:
+        if engine.server is not None:
+            engine.close()
 
 
 def shared_engine(model_path: str, context_window: int, n_threads: int, short_spin: bool = False) -> LlamaEngine:

@@ -234,7 +234,7 @@ class LlamaCppLLM(CustomLLM):
             if isinstance(chunk, dict) and "timings" in chunk:
                 figures["chunk"] = chunk
             chunks.put(("chunk", chunk))
-            return cancelled.is_set()  # True asks llama.cpp to stop
+            return cancelled.is_set() or engine.closing  # True asks llama.cpp to stop
 
         def worker() -> None:
             try:
