@@ -106,3 +106,49 @@ def test_a_label_line_without_a_figure_brings_the_value_on_the_line_beside_it():
         "principal executive office address", [(COVER, "f", None, None)], 4, lambda t: len(t.split())
     )
     assert tight.lines == ["(Address of principal executive offices)"]
+
+
+def test_a_grids_row_is_found_by_its_columns_names_and_read_with_them():
+    """An HTML datasheet's "Bars | 890 | 1000 | 12" holds none of the question's words: its
+    header row does. The row is scored with its columns' names and written out with them."""
+    from tests.test_figures_tables import DATASHEET
+
+    def idf(term: str) -> float:  # the grade is named in every passage of its page
+        return 0.1 if term in ("snb22", "3") else 1.0
+
+    (ev,) = select_evidence(
+        "What is the tensile strength of SNB22-3?",
+        [(DATASHEET, "steel.html", None, None)],
+        40,
+        lambda t: len(t.split()),
+        idf,
+    )
+    assert (
+        "Bars: Yield point or Proof stress: 890 N/mm 2; Tensile strength: 1000 N/mm 2; Elongation: 12 %; "
+        "Reduction of area: 40 %"
+    ) in ev.lines
+    (hard,) = select_evidence(
+        "Brinell hardness of SNB22-3", [(DATASHEET, "s", None, None)], 20, lambda t: len(t.split()), idf
+    )
+    assert "SNB22-3: Brinell HBW / HB: 293-375" in hard.lines
+
+
+def test_rows_under_columns_named_by_quarter_are_written_out_with_them():
+    """An earnings release names its columns "Q3 FY24 Q2 FY24 Q3 FY23 Q/Q Y/Y": the model reads each
+    figure with its column as written, the change columns too, and a margin's points unscaled."""
+    release = (
+        "Q3 FY24 summary\n($ in millions, except earnings per share)\nQ3 FY24 Q2 FY24 Q3 FY23 Q/Q Y/Y\n"
+        "Revenue $18,120 $13,507 $5,931 34% 206%\nGross margin 74.0% 70.1% 53.6% 3.9 pts 20.4 pts"
+    )
+    (ev,) = select_evidence(
+        "What was revenue in Q2 FY24?", [(release, "r.pdf", None, None)], 60, lambda t: len(t.split())
+    )
+    assert "Revenue: Q3 FY24: $18,120; Q2 FY24: $13,507; Q3 FY23: $5,931; Q/Q: 34%; Y/Y: 206% (in millions)" in ev.lines
+    (margin,) = select_evidence(
+        "gross margin in Q2 FY24", [(release, "r.pdf", None, None)], 60, lambda t: len(t.split())
+    )
+    assert "Gross margin: Q3 FY24: 74.0%; Q2 FY24: 70.1%; Q3 FY23: 53.6%; Q/Q: 3.9pts; Y/Y: 20.4pts" in margin.lines
+    # the same in an HTML table's cells, its "$" and "%" cells of their own
+    html = " | Q3 2024 | Q3 2023 | % Change\nRevenue | $ | 4,812 | $ | 4,450 | 8 | %"
+    (cells,) = select_evidence("revenue in Q3 2024", [(html, "r.html", None, None)], 60, lambda t: len(t.split()))
+    assert "Revenue: Q3 2024: $4,812; Q3 2023: $4,450; % Change: 8%" in cells.lines

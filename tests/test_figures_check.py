@@ -286,3 +286,96 @@ def test_a_page_again_from_its_overlapping_chunks():
     page = "Revenue $ 1,350\nCost of revenue 404\nGross profit 946\n"
     chunks = [(16, page[16:]), (0, page[:30]), (None, "a chunk without offset")]
     assert page_text(chunks) == page + "\na chunk without offset"
+
+
+def test_a_grids_figure_from_the_neighbouring_column_is_marked_with_its_column():
+    from tests.test_figures_tables import DATASHEET
+
+    sheet = [Passage(1, DATASHEET, "steel.html", None, "SNB22-3")]
+
+    def check(answer: str, question: str) -> list[tuple[str, str]]:
+        return [(f.text, f.status) for f in check_answer(answer, question, sheet).figures]
+
+    tensile = "What is the tensile strength of SNB22-3?"
+    assert check("The tensile strength of SNB22-3 is 1000 N/mm² [1].", tensile) == [("1000", "found")]
+    assert check("The tensile strength of SNB22-3 is 890 N/mm² [1].", tensile) == [("890", "mismatch")]  # yield point
+    elongation = "And its elongation?"
+    assert check("Its elongation is 40% [1].", elongation) == [("40%", "mismatch")]  # the reduction of area
+    assert check("Its elongation is 12% [1].", elongation) == [("12%", "found")]
+    hardness = "What is the Brinell hardness of SNB22-3?"
+    assert check("Its Brinell hardness is 293-375 HBW / HB [1].", hardness) == [("293", "found")]
+    # a range's unit is written once, after its second end
+    chromium = "What is the chromium content of SNB22-3?"
+    assert check("The chromium content is 0.75 - 1.2% [1].", chromium) == [("0.75", "found"), ("1.2%", "found")]
+    assert check("The chromium content is 12.5% [1].", chromium) == [("12.5%", "unsupported")]
+
+
+def test_a_figure_of_another_row_of_a_grid_is_marked_with_its_row():
+    stock = "Item | Price | # In stock\n---|---|---\nJuicy Apples | 1.99 | 739\nBananas | 1.89 | 6"
+    table = [Passage(1, stock, "simple-table.md")]
+
+    def check(answer: str, question: str) -> list[tuple[str, str, str]]:
+        return [(f.text, f.status, f.source) for f in check_answer(answer, question, table).figures]
+
+    assert check("Bananas cost 1.89 [1].", "What do bananas cost?") == [("1.89", "found", "[1] Price (Bananas)")]
+    assert check("Bananas cost 1.99 [1].", "What do bananas cost?") == [
+        ("1.99", "mismatch", "[1] Price (Juicy Apples)")
+    ]
+    assert check("739 juicy apples are in stock [1].", "How many apples?") == [
+        ("739", "found", "[1] # In stock (Juicy Apples)")
+    ]
+
+
+def test_a_segment_grid_of_an_earnings_release_keeps_its_unit_and_its_rows():
+    from rag_core.chat.tables import grid_row
+
+    release = "Segment results\n(In millions)\nSegment | Net sales | Operating income\nAmericas | 1,250 | 310\nEurope | 980 | 205"
+    lines = release.splitlines()
+    assert grid_row(lines[4], lines[:4]) == ("Europe: Net sales: 980; Operating income: 205 (in millions)", 2)
+    sources = [Passage(1, release, "acme-q3.html", None, ACME)]
+    question = "What were Acme's net sales in Europe?"
+
+    def check(answer: str) -> list[tuple[str, str, str]]:
+        return [(f.text, f.status, f.source) for f in check_answer(answer, question, sources).figures]
+
+    assert check("Europe net sales were $980 million [1].") == [("$980 million", "found", "[1] Net sales (Europe)")]
+    assert check("Europe net sales were $0.98 billion [1].") == [
+        ("$0.98 billion", "normalised", "[1] Net sales (Europe)")
+    ]
+    assert check("Europe net sales were $1.25 billion [1].") == [
+        ("$1.25 billion", "mismatch", "[1] Net sales (Americas)")
+    ]
+    assert check("Europe net sales were $205 million [1].") == [
+        ("$205 million", "mismatch", "[1] Operating income (Europe)")
+    ]
+
+
+# An earnings release's tables name their columns by quarter, not by the date a quarter ends.
+RELEASE = """Acme Corp. Third Quarter 2024 Results
+(in millions, except per share data)
+ | Q3 2024 | Q3 2023 | % Change
+Revenue | $ | 4,812 | $ | 4,450 | 8 | %
+Net income | $ | 512 | $ | 480 | 7 | %"""
+
+
+def test_columns_named_by_quarter_are_periods_last_years_quarter_is_marked():
+    from rag_core.figures.tables import parse_tables
+
+    (table,) = parse_tables(RELEASE)
+    assert [c.describe() for c in table.columns] == ["Q3 2024", "Q3 2023", "% change"]
+    sources = [Passage(1, RELEASE, "acme-q3-2024.html", None, ACME)]
+    this_year = "What was Acme's revenue in the third quarter of 2024?"
+
+    def check(answer: str, question: str = this_year) -> list[tuple[str, str, str]]:
+        return [(f.text, f.status, f.source) for f in check_answer(answer, question, sources).figures]
+
+    assert check("Revenue in Q3 2024 was $4.81 billion [1].") == [
+        ("$4.81 billion", "normalised", "[1] Revenue, Q3 2024")
+    ]
+    assert check("Revenue in the quarter was $4,450 million [1].") == [
+        ("$4,450 million", "mismatch", "[1] Revenue, Q3 2023")
+    ]
+    assert check("Revenue was $4,450 million [1].", "And in Q3 2023?") == [
+        ("$4,450 million", "found", "[1] Revenue, Q3 2023")
+    ]
+    assert check("Net income grew 7% [1].") == [("7%", "found", "[1] Net income, % change")]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from rag_core.figures.numbers import figures, read_numbers
@@ -124,3 +126,44 @@ def test_reports_named_by_quarter_and_year():
     assert report_in_name("2023 Q2 NVDA.pdf") == (2, 2023)
     assert report_in_name("AAPL_10Q_2023Q2.pdf") == (2, 2023)
     assert report_in_name("annual report.pdf") is None
+
+
+def test_a_ranges_unit_is_written_after_its_second_end():
+    from rag_core.figures.numbers import read_numbers
+
+    def read(text: str) -> list[tuple[str, bool, float]]:
+        return [(n.text, n.percent, n.scale) for n in read_numbers(text) if n.kind == "figure"]
+
+    assert read("0.75 - 1.2%") == [("0.75", True, 1.0), ("1.2%", True, 1.0)]
+    assert read("rose 5 to 7%") == [("5", True, 1.0), ("7%", True, 1.0)]
+    assert read("$5 to $7 billion") == [("$5", False, 1e9), ("$7 billion", False, 1e9)]
+    assert read("5 stores and 7%") == [("5", False, 1.0), ("7%", True, 1.0)]  # no range: its own unit
+
+
+@pytest.mark.parametrize(
+    ("text", "quarter", "year"),
+    [
+        ("What was revenue in the third quarter of 2024?", 3, 2024),
+        ("Q3 FY24 revenue", 3, 2024),
+        ("in Q2 2023", 2, 2023),
+        ("3Q23 results", 3, 2023),
+        ("in the second quarter of fiscal year 2024", 2, 2024),
+        ("in fiscal 2024's first quarter", None, 2024),  # a possessive: the fiscal year only
+        ("for the quarter ended July 30, 2023", None, None),  # a date says it
+        ("as reported in the Q3 2022 10-Q", None, None),  # a report, not a period
+    ],
+)
+def test_quarters_named_with_their_year(text, quarter, year):
+    p = period_of(text)
+    assert (p.quarter, p.fiscal_year) == (quarter, year)
+    if quarter:
+        assert p.months == 3
+
+
+def test_a_quarter_agrees_only_with_the_same_quarter_of_the_same_year():
+    q3_24, q3_23, q2_24 = Period(3, None, 2024, 3), Period(3, None, 2023, 3), Period(3, None, 2024, 2)
+    assert agree(q3_24, q3_24) is True
+    assert agree(q3_24, q3_23) is False and agree(q3_24, q2_24) is False
+    assert agree(Period(3), q3_23) is True  # "the quarter": either
+    assert agree(q3_24, Period(3, dt.date(2024, 9, 30))) is True  # a date's quarter is not named: no conflict
+    assert agree(Period(12, None, 2024), Period(12, None, 2023)) is False  # "fiscal 2024" and "FY23"

@@ -268,3 +268,60 @@ def test_an_html_tables_rows_and_a_title_naming_its_years_again():
     )
     # a title's years still make the columns where no other line names them
     assert len(columns_of("For the years ended December 31, 2021 and 2020")) == 2
+
+
+# A datasheet's tables as an HTML page writes them: columns named by a header row of words.
+DATASHEET = """Chemical composition, % of grade SNB22-3
+C | Si | Mn | P | S | Cr | Mo
+0.39 - 0.46 | 0.2 - 0.35 | 0.65 - 1.1 | max 0.025 | max 0.025 | 0.75 - 1.2 | 0.15 - 0.25
+Mechanical properties of grade SNB22-3
+Assortment | Yield point or Proof stress | Tensile strength | Elongation | Reduction of area | Charpy impact strength
+- | N/mm 2 | N/mm 2 | % | % | J/cm 2
+Bars | 890 | 1000 | 12 | 40 |
+Hardness of grade SNB22-3
+- | Brinell HBW / HB | Rockwell C HRC | Rockwell B HRBS / HRB | Vickers HV
+SNB22-3 | 293-375 | | |
+Classification: | Structural steel Chromium molybdenum steel
+Standards: | | JIS G 4108 : Alloy steel bars for special application bolting materials"""
+
+
+def test_a_grids_figures_belong_to_the_columns_its_header_row_names():
+    from rag_core.figures.grids import read_row
+
+    lines = DATASHEET.splitlines()
+    bars = read_row(lines[6], lines[:6])
+    assert bars is not None and bars.label == "Bars"
+    assert [(c.column, c.value, c.unit) for c in bars.cells] == [
+        ("Yield point or Proof stress", "890", "N/mm 2"),
+        ("Tensile strength", "1000", "N/mm 2"),
+        ("Elongation", "12", "%"),
+        ("Reduction of area", "40", "%"),
+    ]
+    assert all(lines[6][c.offset :].startswith(c.value) for c in bars.cells)
+    chem = read_row(lines[2], lines[:2])  # no label cell; the title says the unit: "% of"
+    assert chem is not None and chem.label == "" and (chem.cells[5].column, chem.cells[5].value) == ("Cr", "0.75 - 1.2")
+    assert {c.unit for c in chem.cells} == {"%"}
+    # no grid: header lines, a form's label and text, a row with no header of words above it
+    assert all(read_row(lines[i], lines[:i]) is None for i in (1, 4, 5, 10, 11))
+    assert read_row("Bars | 890 | 1000", []) is None
+    assert read_row("Revenue | 2023 | 2022", []) is None
+    # the figure check reads each cell as an item of its own: its column, of its row
+    rows = [r for t in parse_tables(DATASHEET) for r in t.rows]
+    tensile = next(r for r in rows if r.item.label == "Tensile strength")
+    assert tensile.item.section == "Bars" and [c.number.value for c in tensile.cells] == [1000.0]
+    chromium = next(r for r in rows if r.item.label == "Cr")
+    assert [(c.number.value, c.number.percent) for c in chromium.cells] == [(0.75, True), (1.2, True)]
+    hardness = next(r for r in rows if r.item.label == "Brinell HBW / HB")
+    assert hardness.item.section == "SNB22-3" and hardness.cells[0].number.value == 293.0
+
+
+def test_columns_named_by_fiscal_quarter_and_a_title_that_names_one():
+    release = (
+        "Q3 FY24 summary\n($ in millions, except earnings per share)\nQ3 FY24 Q2 FY24 Q3 FY23 Q/Q Y/Y\n"
+        "Revenue $18,120 $13,507 $5,931 34% 206%"
+    )
+    (table,) = parse_tables(release)
+    assert table.title == "Q3 FY24 summary"  # a title naming a quarter is no column
+    assert [c.describe() for c in table.columns] == ["Q3 2024", "Q2 2024", "Q3 2023", "Q/Q change", "Y/Y change"]
+    assert [c.number.value for c in table.rows[0].cells] == [18120.0, 13507.0, 5931.0, 34.0, 206.0]
+    assert table.scale == 1e6

@@ -213,7 +213,7 @@ def test_html_keeps_visible_text_in_heading_sections(tmp_path):
     <h1>Zephyr pump</h1><p>The pump moves&nbsp;water &amp; mud.<br>Second line.
     <p>Unclosed paragraph, then a list:<ul><li>fast<li>quiet</ul>
     <h2>Capacity</h2>
-    <table><tr><th>Model<th>Litres<tr><td>Zephyr<td><p>42</p></table>
+    <table><tr><th>Model<th>Litres<br>per minute<tr><td>Zephyr<td><p>42</p></table>
     <div style="display: none">hidden instructions for the model</div>
     <p hidden>also hidden</p>
     <noscript>enable javascript</noscript>
@@ -225,7 +225,7 @@ def test_html_keeps_visible_text_in_heading_sections(tmp_path):
     text = "\n".join(d.text for d in docs)
     assert "The pump moves water & mud.\nSecond line." in text
     assert "- fast\n- quiet" in text
-    assert "Model | Litres\nZephyr | 42" in text
+    assert "Model | Litres per minute\nZephyr | 42" in text  # a line break in a cell: the row stays one line
     assert "line one\nline two" in text
     for gone in ("IGNORE ALL", "color: red", "hidden instructions", "also hidden", "enable javascript", "base64"):
         assert gone not in text

@@ -7,7 +7,8 @@ table row is a line; long prose lines into sentences), each line is scored by th
 the question's terms it holds (weighted by how rare each term is in the documents), and the
 best lines are kept, best first, until the budget is spent. A table's header lines (its
 title, "(In millions)", "Three Months Ended", the period dates) travel with any row kept from
-it, so a figure keeps its column; a kept line that states no figure brings a short neighbouring
+it, so a figure keeps its column, and a row of a grid (a table whose columns are named by a
+header row of words) is written out with its columns' names and units and scored with them; a kept line that states no figure brings a short neighbouring
 line that does (a form's label and its value are two lines: "(Address of principal executive
 offices)" under the address, "State the aggregate market value …" over "$70,923,698."); lines
 stay in their document order, a gap shown as "…".
@@ -25,8 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_core.chat import tables
+from rag_core.figures import grids
 from rag_core.payloads import Source
-from rag_core.text import is_header, query_terms, tokenize
+from rag_core.text import is_header as is_text_header
+from rag_core.text import query_terms, tokenize
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 LONG_LINE = 300  # characters: longer lines are prose, cut into sentences
@@ -96,12 +99,16 @@ def select_evidence(
     scored: list[_Unit] = []
     for p, lines in enumerate(split):
         decay = 1.0 / (1.0 + 0.15 * p)  # a better-ranked passage wins a tie
+        grid_rows = [tables.grid_row(line, lines[max(0, i - grids.ABOVE) : i]) for i, line in enumerate(lines)]
+        named = {i - g[1] for i, g in enumerate(grid_rows) if g}  # header rows whose rows carry their names
         for i, line in enumerate(lines):
-            have = set(tokenize(line))
-            share = sum(w for t, w in weight.items() if t in have) / total
-            scored.append(_Unit(p, i, line, share * decay, 0))
+            read = grid_rows[i]
+            grid = read[0] if read else ""
+            have = set(tokenize(grid or line))  # a grid's row is found by its columns' names
+            share = 0.0 if i in named else sum(w for t, w in weight.items() if t in have) / total
+            scored.append(_Unit(p, i, line, share * decay, 0, grid))
     for unit in scored:
-        unit.written = _written_out(scored, unit.passage, unit.position, unit.text)
+        unit.written = unit.written or _written_out(scored, unit.passage, unit.position, unit.text)
         unit.tokens = count_tokens(unit.written) + 1
     at = {(u.passage, u.position): u for u in scored}
     chosen: dict[int, set[int]] = {}
@@ -166,6 +173,11 @@ def _written_out(scored: list[_Unit], passage: int, position: int, line: str) ->
 def _headers(scored: list[_Unit], passage: int, position: int) -> list[_Unit]:
     """The header lines above ``position`` in ``passage``: the table's title, units and periods."""
     return [u for u in scored if u.passage == passage and u.position < position and is_header(u.text)][-12:]
+
+
+def is_header(line: str) -> bool:
+    """A table's title, unit or period line; a line of quarter columns too ("Q3 2024 Q3 2023")."""
+    return is_text_header(line) or tables.is_quarter_header(line)
 
 
 def best_sentence(question: str, texts: Sequence[str], idf: Callable[[str], float] | None = None) -> tuple[int, str]:

@@ -10,17 +10,25 @@ reading the bare row answers "13.666%". So a row kept as evidence is written out
 
 Columns are read off the header lines: the period groups ("Three Months Ended", "Six Months
 Ended", "As of"), the dates ("June 25,") and the years, matched to the row's count of
-figures. When the counts do not fit together the row is left as it was.
+figures. An earnings release's columns named by quarter or fiscal year ("Q3 FY24 Q2 FY24 Q3
+FY23 Q/Q Y/Y") are written as the header writes them, change columns too. When the counts do
+not fit together the row is left as it was.
+
+A grid (an HTML, Word or Markdown table whose columns a header row of words names:
+"Assortment | Yield point | Tensile strength") has its rows written out cell by cell with
+their columns' names and units (``grid_row``, read by ``figures.grids``).
 """
 
 from __future__ import annotations
 
 import re
 
-from rag_core.figures.headers import described_once
+from rag_core.figures import grids
+from rag_core.figures.headers import column_names, columns_of, described_once, is_header_line
+from rag_core.figures.periods import QUARTER
 from rag_core.figures.tables import unpipe
 
-_FIGURE = r"\(?-?\$?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?%?|—|-"  # "1,0": a row cut short, no figure
+_FIGURE = r"\(?-?\$?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?(?:\s?%)?(?:\s?(?:pts|bps))?|—|-"  # "1,0": a row cut short, no figure
 _ROW = re.compile(rf"^(?P<label>.*?[A-Za-z)][^\d$()—]*?)\s+(?P<figures>(?:(?:\$\s?)?(?:{_FIGURE})\s*)+)$")
 _ONE_FIGURE = re.compile(rf"(?:\$\s?)?(?:{_FIGURE})")
 _GROUP = re.compile(
@@ -34,11 +42,27 @@ _MONTH_DAY = re.compile(
 )
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 _CODE = re.compile(r"\d{5,}")  # five digits or more with no separator: a code (a ZIP, a file number), not a cell
+_FISCAL_YEAR = re.compile(r"\b(?:FY\s?|fiscal\s+)'?(?:19|20)?\d{2}\b", re.IGNORECASE)
+_CHANGE_WORDS = re.compile(r"\b(?:[QY]\s?/\s?[QY]|change|percent(?:age)?|year[\s-]+over[\s-]+year)\b", re.I)
 _UNITS = re.compile(r"\bin (millions|thousands|billions)\b", re.IGNORECASE)
+
+
+def is_quarter_header(line: str) -> bool:
+    """A header line that names its columns by quarter or fiscal year ("| Q3 2024 | Q3 2023 |
+    % Change", "Q3 FY24 Q2 FY24 Q/Q"): nothing else on it."""
+    plain = unpipe(line)
+    if not (QUARTER.search(plain) or _FISCAL_YEAR.search(plain)):
+        return False
+    rest = _FISCAL_YEAR.sub(" ", QUARTER.sub(" ", plain))
+    return is_header_line(plain) and not re.search(r"[A-Za-z]{2,}", _CHANGE_WORDS.sub(" ", rest))
 
 
 def columns(headers: list[str]) -> list[str] | None:
     """Column labels read off a table's header lines, left to right, or None."""
+    if any(is_quarter_header(h) for h in headers):  # each column as its header names it, changes too
+        header = "\n".join(unpipe(h) for h in headers if is_quarter_header(h))
+        names = column_names(header)
+        return names if len(names) >= 2 and len(names) == len(columns_of(header)) else None  # one: a chart's label
     text = " ".join(described_once(headers))
     groups = [m.group(0) for m in _GROUP.finditer(text)]
     days = [m.group(0) for m in _MONTH_DAY.finditer(text)]
@@ -81,4 +105,16 @@ def label_row(row: str, labels: list[str] | None, unit: str) -> str:
     if len(figures) != len(labels) or any(_CODE.fullmatch(f) for f in figures):
         return row
     cells = "; ".join(f"{label}: {figure}" for label, figure in zip(labels, figures, strict=True))
-    return f"{m.group('label').strip()}: {cells}{unit}"
+    shares = all(f.endswith(("%", "pts", "bps")) for f in figures)  # a margin's row: no amount to scale
+    return f"{m.group('label').strip()}: {cells}{'' if shares else unit}"
+
+
+def grid_row(row: str, above: list[str]) -> tuple[str, int] | None:
+    """``row`` written out cell by cell with its grid's column names and units ("Bars: Yield
+    point: 890 N/mm 2; Tensile strength: 1000 N/mm 2"; ``figures.grids``), and how many lines
+    above it its header row is; None when it is not a grid's row of figures."""
+    read = grids.read_row(row, above)
+    if read is None:
+        return None
+    parts = "; ".join(f"{c.column or read.label}: {c.value}{' ' + c.unit if c.unit else ''}" for c in read.cells)
+    return f"{read.label}: " * bool(read.label) + parts + units(above), read.header

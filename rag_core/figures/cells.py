@@ -106,9 +106,9 @@ def question_parts(question: str, known: set[str] | None = None) -> list[Ask]:
     whole = period_of(question)
     for i, ask in enumerate(asks):
         if len(dates) == len(asks):  # "Apple's and NVIDIA's ... ended July 1, 2023 and July 30, 2023"
-            ask.period = Period(ask.period.months, parse_date(dates[i][1]), ask.period.fiscal_year)
+            ask.period = Period(ask.period.months, parse_date(dates[i][1]), ask.period.fiscal_year, ask.period.quarter)
         if ask.period.months is None:
-            ask.period = Period(whole.months, ask.period.end, ask.period.fiscal_year)
+            ask.period = Period(whole.months, ask.period.end, ask.period.fiscal_year, ask.period.quarter)
         if not _names_item(ask.terms):
             donor = next((a for a in asks if _names_item(a.terms)), None)
             if donor:

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 
 from rag_core.figures.claims import Claim, read_claims
 from rag_core.figures.compute import Operand, recompute
-from rag_core.figures.labels import agreement, concepts
+from rag_core.figures.labels import agreement, concepts, content
 from rag_core.figures.numbers import Number
 from rag_core.figures.periods import agree, report_in_name
 from rag_core.figures.sources import Occurrence, Passage, counted, entity_keys, read_passages
@@ -159,6 +159,8 @@ def check_answer(answer: str, question: str, passages: Sequence[Passage], cited_
             label, period, entity = _verdicts(claim, occ)
             if label != "conflict" and occ.item is None and _counts_differ(answer, n, occ):
                 label = "conflict"  # "96 league appearances" where the source has "96 goals"
+            if label == "neutral" and occ.item is not None and _names_another_section(claim, occ, evidence.found):
+                label = "conflict"  # "Bananas cost 1.99" where 1.99 is the Price of Juicy Apples
             if label == "neutral" and occ.item is not None:
                 if names_a_row is None:
                     names_a_row = _names_a_row(claim, evidence.found)
@@ -204,6 +206,19 @@ def _names_a_row(claim: Claim, found: list[Occurrence]) -> bool:
     "Services"): then a row it does not name is another item, not a neutral one."""
     items = {occ.item for occ in found if occ.item is not None}
     return any(item.qualifiers() and agreement(claim.terms, item) == "agree" for item in items)
+
+
+def _names_another_section(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
+    """Whether the claim names another row of the same label than ``occ``'s: the label stands
+    under several sections (a grid's column under each row: "Price" of "Juicy Apples", of
+    "Bananas"), and the claim's words name another of them, not this one."""
+    assert occ.item is not None
+    mine = content(occ.item.section)
+    if not occ.item.shared or not mine or mine <= claim.terms:
+        return False
+    label = occ.item.label
+    others = {o.item.section for o in found if o.item is not None and o.item.shared and o.item.label == label}
+    return any(content(other) and content(other) <= claim.terms for other in others - {occ.item.section})
 
 
 def _more_specific(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rag_core.figures.cells import Ask, question_parts
 from rag_core.figures.labels import concepts, content, spans
@@ -88,7 +88,7 @@ def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
             if not period.known:
                 period = period_of(before, last=True)
             if i in respectively[1]:
-                period = Period(period.months, respectively[1][i], period.fiscal_year)
+                period = Period(period.months, respectively[1][i], period.fiscal_year, period.quarter)
             if not period.known and not relative:
                 same = entities == previous_entities or not entities
                 if previous_period.known and same:
@@ -100,7 +100,11 @@ def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
                     period.months if period.months is not None else ask.period.months,
                     period.end or (ask.period.end if period.months in (None, ask.period.months) else None),
                     period.fiscal_year,
+                    period.quarter,
                 )
+                quarter_only = period.months in (None, 3) and not (period.quarter or period.end or period.fiscal_year)
+                if ask.period.quarter and quarter_only:  # "in the quarter", asked of Q3 2024
+                    period = replace(period, fiscal_year=ask.period.fiscal_year, quarter=ask.period.quarter)
             report = report_of(before + " " + after) or report_of(sentence) or (None if len(asks) > 1 else asked)
             out.append(Claim(n, sentence, terms, period, entities, relative, report))
             previous_terms, previous_entities = terms, entities

@@ -19,7 +19,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from rag_core.figures.periods import DATE, Period, parse_date
+from rag_core.figures.periods import DATE, QUARTER, Period, parse_date, quarter_of
 
 _GROUP = re.compile(
     r"\b(?P<n>three|six|nine|twelve|thirteen|twenty-six|thirty-nine|fifty-two|fifty-three|3|6|9|12|13|26|39|52|53)"
@@ -32,12 +32,21 @@ _LENGTH |= {"thirty-nine": 9, "39": 9, "twelve": 12, "12": 12, "fifty-two": 12, 
 _YEAR = re.compile(r"(?<![\d,.$])\b(?:19|20)\d{2}\b(?![\d,.%])")
 _CHANGE = re.compile(
     r"(?P<kind>[$%]|percent(?:age)?|quarter[\s-]+over[\s-]+quarter|year[\s-]+over[\s-]+year)?\s*\bchange\b"
-    r"|\bincrease\s*/?\s*\(?decrease\)?|\bvariance\b",
+    r"|\bincrease\s*/?\s*\(?decrease\)?|\bvariance\b|\b[QY]\s?/\s?[QY]\b",
     re.IGNORECASE,
 )
 _DATE_ONE_LINE = DATE.pattern.replace(r",?\s*(?P<year>", r",?[ \t]*(?P<year>")  # "July 31,\n2023": two tokens
+
+
+def _unnamed(pattern: str) -> str:
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
+
+
+# A column named by its quarter or fiscal year ("Q3 2024", "Q3 FY24", "3Q23", "FY2024", "Fiscal 2023")
+_FISCAL = re.compile(r"\b(?:FY\s?|fiscal\s+(?:year\s+)?)'?(?P<fy>(?:19|20)\d{2}|\d{2})\b", re.IGNORECASE)
 _HEADER_TOKEN = re.compile(
-    rf"(?:{_GROUP.pattern})|(?:{_DATE_ONE_LINE})|{_YEAR.pattern}|(?:{_CHANGE.pattern})",
+    rf"(?:{_unnamed(QUARTER.pattern)})|(?:{_unnamed(_FISCAL.pattern)})|(?:{_GROUP.pattern})|(?:{_DATE_ONE_LINE})|{_YEAR.pattern}"
+    rf"|(?:{_CHANGE.pattern})",
     re.IGNORECASE,
 )
 UNIT = re.compile(
@@ -85,7 +94,11 @@ def is_header_line(line: str) -> bool:
         return False
     rest = UNIT.sub(" ", re.sub(r"\((?:[^()]*\bin\s+(?:thousands|millions|billions)[^()]*)\)", " ", line, flags=re.I))
     rest = _NOISE.sub(" ", _HEADER_TOKEN.sub(" ", rest))
-    return len(re.findall(r"[^\W\d_]{2,}", rest)) <= 1
+    # "Q3 FY24 summary" is a title, "Q3 2021" alone a chart's label, "Q3 FY24 Q2 FY24" a header
+    named = len(QUARTER.findall(line)) + len(_FISCAL.findall(line))
+    if named == 1 and not _CHANGE.search(line):
+        return False
+    return len(re.findall(r"[^\W\d_]{2,}", rest)) <= (0 if named else 1)
 
 
 _DESCRIBED = re.compile(r"\b(?:19|20)\d{2}\s*,?\s+and\s+(?:19|20)\d{2}\b", re.I)
@@ -101,15 +114,27 @@ def described_once(lines: list[str]) -> list[str]:
     return [_A_YEAR.sub(" ", line) if _DESCRIBED.search(line) else line for line in lines]
 
 
+def column_names(header: str) -> list[str]:
+    """The columns of a header of quarters or fiscal years as it writes them ("Q3 FY24", "Q/Q"),
+    one for each column ``columns_of`` reads from it."""
+    return [t.group(0).strip() for t in _HEADER_TOKEN.finditer(header) if not _GROUP.fullmatch(t.group(0).strip())]
+
+
 def columns_of(header: str, title: str = "") -> list[Column]:
     """The columns a table's header lines (joined by newlines) name, left to right."""
     header = "\n".join(described_once(header.split("\n")))
     groups: list[int] = []
-    slots: list[tuple[str, dt.date | int | str]] = []  # ("date", date), ("year", 2023), ("change", "$ change")
+    # ("date", date), ("year", 2023), ("quarter", (3, 2024)), ("fiscal", 2024), ("change", "$ change")
+    slots: list[tuple[str, dt.date | int | str | tuple[int, int]]] = []
     days: list[tuple[int, int]] = []  # (month, day) of dates written without their year
     for token in _HEADER_TOKEN.finditer(header):
         text = token.group(0).strip()
-        if grp := _GROUP.fullmatch(text):
+        if q := QUARTER.fullmatch(text):
+            slots.append(("quarter", quarter_of(q)))
+        elif fy := _FISCAL.fullmatch(text):
+            written = int(fy.group("fy"))
+            slots.append(("fiscal", written + 2000 if written < 100 else written))
+        elif grp := _GROUP.fullmatch(text):
             quarter = (grp.group("q") or "").lower().startswith("quarter")
             groups.append(0 if grp.group("asof") else _LENGTH.get((grp.group("n") or "").lower(), 3 if quarter else 12))
         elif d := DATE.fullmatch(text):
@@ -123,7 +148,8 @@ def columns_of(header: str, title: str = "") -> list[Column]:
             slots.append(("year", int(text)))
         elif c := _CHANGE.match(text):
             kind = (c.group("kind") or "").lower()
-            slots.append(("change", {"$": "$ change", "%": "% change"}.get(kind, f"{kind} change".strip())))
+            named = {"$": "$ change", "%": "% change"}.get(kind, f"{kind} change".strip())
+            slots.append(("change", f"{text.upper().replace(' ', '')} change" if "/" in text else named))
     periods = [i for i, (k, _) in enumerate(slots) if k != "change"]
     if not periods:
         return []
@@ -150,6 +176,12 @@ def columns_of(header: str, title: str = "") -> list[Column]:
     for i, (kind, value) in enumerate(slots):
         if kind == "change":
             columns.append(Column(Period(months), str(value)))
+            continue
+        if kind == "quarter" and isinstance(value, tuple):
+            columns.append(Column(Period(3, None, value[1], value[0])))
+            continue
+        if kind == "fiscal" and isinstance(value, int):
+            columns.append(Column(Period(12, None, value)))
             continue
         k = periods.index(i)
         months = groups[k // per_group] if per_group else (groups[0] if g == 1 else default)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 SCALES = {
     "thousand": 1e3,
@@ -156,7 +156,24 @@ def read_numbers(text: str) -> list[Number]:
         )
         kind = _kind(text, number, num_start, num_end, cited)
         out.append(number if kind == "figure" else _with_kind(number, kind))
-    return out
+    return _ranges(text, out)
+
+
+_RANGE = re.compile(r"\s*(?:-|–|—|to)\s*")
+
+
+def _ranges(text: str, numbers: list[Number]) -> list[Number]:
+    """A range's first end in the unit written after its second ("0.75 - 1.2%", "$5 to $7
+    billion": 0.75%, $5 billion)."""
+    for k in range(len(numbers) - 1):
+        a, b = numbers[k], numbers[k + 1]
+        if a.kind != "figure" or not _RANGE.fullmatch(text[a.end : b.start]):
+            continue
+        if b.percent and not a.percent and not a.currency:
+            numbers[k] = replace(a, percent=True)
+        elif b.scale != 1.0 and a.scale == 1.0 and not a.percent:
+            numbers[k] = replace(a, scale=b.scale)
+    return numbers
 
 
 def _with_kind(number: Number, kind: str) -> Number:

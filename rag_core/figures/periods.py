@@ -98,7 +98,8 @@ class Period:
 
     months: int | None = None
     end: dt.date | None = None
-    fiscal_year: int | None = None
+    fiscal_year: int | None = None  # a quarter's year too ("Q3 2024", "Q3 FY24")
+    quarter: int | None = None  # which quarter of its year, where named so (1-4)
 
     @property
     def known(self) -> bool:
@@ -106,6 +107,8 @@ class Period:
 
     def describe(self) -> str:
         """In words, as a statement's column says it."""
+        if self.quarter and not self.end:
+            return f"Q{self.quarter} {self.fiscal_year}" if self.fiscal_year else f"Q{self.quarter}"
         when = f"{self.end:%B} {self.end.day}, {self.end.year}" if self.end else ""
         if self.months == 0:
             return f"as of {when}".strip() if when else "at a date"
@@ -171,11 +174,36 @@ def report_in_name(name: str) -> tuple[int, int] | None:
     return int(q.group(1) or q.group(2)), int(y[0])
 
 
+# A quarter named with its year: "Q3 2024", "3Q24", "Q3 FY24", "Q3'24", "third quarter of 2024",
+# "third quarter of fiscal 2024", "fiscal 2024 third quarter"
+QUARTER = re.compile(
+    r"\b(?:Q(?P<q>[1-4])|(?P<q2>[1-4])Q)\s*(?:FY\s?|fiscal\s+)?'?(?P<y>(?:19|20)\d{2}|\d{2})\b"
+    r"|\b(?P<qw>first|second|third|fourth)[\s-]+(?:fiscal\s+)?quarter\s+(?:of\s+)?(?:fiscal\s+(?:year\s+)?|FY\s?)?'?"
+    r"(?P<y2>(?:19|20)\d{2})\b"
+    r"|\b(?:fiscal\s+(?:year\s+)?|FY\s?)'?(?P<y3>(?:19|20)?\d{2})\s+(?P<qw3>first|second|third|fourth)[\s-]+quarter\b",
+    re.IGNORECASE,
+)
+
+
+def quarter_of(match: re.Match[str]) -> tuple[int, int]:
+    """The quarter and its year a ``QUARTER`` match names ("Q3 FY24" → (3, 2024))."""
+    digit = match.group("q") or match.group("q2")
+    word = (match.group("qw") or match.group("qw3") or "").lower()
+    quarter = int(digit) if digit else _QUARTER_WORDS[word]
+    year = int(match.group("y") or match.group("y2") or match.group("y3"))
+    return quarter, year + 2000 if year < 100 else year
+
+
 def period_of(text: str, last: bool = False) -> Period:
     """The period ``text`` names ("for the quarter ended July 30, 2023" → 3 months to
     2023-07-30): the first one named, or the ``last``; a quarter or half of a fiscal year is
     the quarter or half; "the Q3 2022 10-Q" names a report, not a period's length."""
-    lengths = _all_lengths(_DOCUMENT.sub(" ", text))
+    plain = _DOCUMENT.sub(" ", text)
+    lengths = _all_lengths(plain)
+    quarters = list(QUARTER.finditer(plain))
+    if quarters and not DATE.search(plain):  # "the third quarter of 2024": a quarter of a year
+        quarter, year = quarter_of(quarters[-1] if last else quarters[0])
+        return Period(3, None, year, quarter)
     months = None
     if lengths:
         short = [n for n in lengths if n != 12] or lengths
@@ -210,6 +238,12 @@ def agree(claim: Period, source: Period, tolerance_days: int = 7) -> bool | None
     ``claim`` names nothing to compare. Dates a few days apart are one period end (one
     company's quarter ends on July 1, another's on June 30)."""
     verdicts: list[bool] = []
+    if claim.quarter and source.quarter:  # "Q3 2024" and "Q3 2023" are two quarters
+        verdicts.append(claim.quarter == source.quarter)
+        if claim.fiscal_year and source.fiscal_year:
+            verdicts.append(claim.fiscal_year == source.fiscal_year)
+    elif claim.fiscal_year and source.fiscal_year and claim.months == source.months == 12:
+        verdicts.append(claim.fiscal_year == source.fiscal_year)  # "fiscal 2024" and "FY23"
     if claim.months is not None and source.months is not None and 0 not in (claim.months, source.months):
         verdicts.append(claim.months == source.months)  # a balance "at the end of Q3" has no length
     if claim.end and source.end:

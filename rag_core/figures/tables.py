@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from rag_core.figures import grids
 from rag_core.figures.headers import UNIT, UNIT_SCALE, Column, columns_of, is_header_line, unit_of
 from rag_core.figures.labels import Item
 from rag_core.figures.numbers import Number, read_numbers
@@ -156,6 +157,25 @@ def _row(table: Table, index: int, label: str, section: str, cells: list[tuple[s
     return Row(item, out, start, end, index)
 
 
+def _grid_rows(read: grids.GridRow, table: Table, start: int, end: int, index: int) -> list[Row]:
+    """A grid's row as one row per figure: its column is its item, the row's label its section
+    ("Tensile strength" of "Bars"); a range's two ends ("0.75 - 1.2") both."""
+    out = []
+    for cell in read.cells:
+        at = start + cell.offset
+        numbers = [
+            Number(**{**n.__dict__, "start": at + n.start, "end": at + n.end, "kind": "figure"})
+            for n in read_numbers(cell.value)
+        ]
+        if cell.unit == "%":
+            numbers = [replace(n, percent=True) for n in numbers]
+        if numbers:
+            item = Item(cell.column or read.label, read.label if cell.column else "", table.title)
+            cells = [Cell(n, None, 1.0 if n.percent or _is_per_share(item) else table.scale) for n in numbers]
+            out.append(Row(item, cells, start, end, index))
+    return out
+
+
 def _new_table(
     tables: list[Table], title: str, unit: tuple[str, float], unit_line: str, columns: list[Column]
 ) -> Table:
@@ -193,9 +213,18 @@ def _read(text: str) -> list[Table]:
     pending_label: tuple[str, int] | None = None
     table: Table | None = None
     offset = 0
+    above: list[str] = []  # the lines just above, as written (a grid's header and unit rows)
+    grid: Table | None = None
     for raw in (text or "").splitlines(keepends=True):
         start, written = offset, raw.rstrip("\r\n")
         offset += len(raw)
+        above = [*above[-grids.ABOVE :], written]
+        in_grid = grids.read_row(written, above[:-1])
+        if in_grid is not None:  # a grid's row: each figure an item of its own (row and column)
+            grid = grid or _new_table(tables, title, unit, unit_line, [])  # "(In millions)" above holds
+            grid.rows.extend(_grid_rows(in_grid, grid, start, start + len(written), len(tables) - 1))
+            continue
+        grid = grid if grids.cells(written) else None
         line = unpipe(written)  # an HTML or Word table's row read as a PDF's
         stripped = line.strip()
         if not stripped:

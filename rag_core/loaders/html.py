@@ -128,8 +128,8 @@ def html_blocks(soup: BeautifulSoup, honour_hidden: bool = True) -> list[Block]:
             out.end(node.name)
             continue
         if node.name in _VOID:  # only <br> shows as anything: a line break
-            if node.name == "br":
-                out.add("\n")
+            if node.name == "br":  # inside a table's cell, only a space: a row stays one line
+                out.add(" " if out.in_row and not out.in_pre else "\n")
             continue
         if node.name == "title" or node.name in _SKIP or (honour_hidden and _is_hidden(node)):
             continue
@@ -156,6 +156,14 @@ class _Blocks:
         self._inline_has_text = False
         self._heading: int | None = None
         self._blocks: list[Block] = []
+
+    @property
+    def in_row(self) -> bool:
+        return self._rows > 0
+
+    @property
+    def in_pre(self) -> bool:
+        return self._pre > 0
 
     def add(self, s: str) -> None:
         self._inline.append(s)
