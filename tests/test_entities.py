@@ -151,6 +151,32 @@ def test_a_name_the_documents_mention_only_in_passing_is_refused_for_a_figure_no
     assert {s["file"] for s in account.sources} == {"bcm.pdf"}
 
 
+def test_an_item_the_documents_tables_report_is_no_other_company_even_named_once(make_settings, llm, tmp_path):
+    """A release names its segments once, as rows of a table ("Garden Centers $ 512"): "What were
+    Garden Centers net sales?" asks for an item the document reports, not for a company it
+    mentions in passing (that one is still refused)."""
+    ctx = build_context(make_settings(), llm=llm)
+    segments = "Net sales by segment (in millions)\nHome Goods $ 1,204\nGarden Centers $ 512\n"
+    pages = [
+        *BRAMBLECREST[:-1],
+        BRAMBLECREST[-1] + "\n" + segments + "We compete with Larkspur Goods and other chains.",
+    ]
+    from tests.pdfgen import make_pdf
+
+    make_pdf(pages, tmp_path / "bcm.pdf")
+    make_pdf(QUILLFEATHER, tmp_path / "qfo.pdf")
+    ctx.ingestion.ingest_paths([tmp_path / "bcm.pdf", tmp_path / "qfo.pdf"])
+    segment = ctx.chat.search("What were Garden Centers net sales in the second quarter?")
+    assert "refusal" not in segment.stats and segment.sources[0]["file"] == "bcm.pdf"
+    other = ctx.chat.search("What was Larkspur's net sales in the second quarter?")
+    assert other.sources == [] and other.stats["uncovered_names"] == ["Larkspur"]
+    profile = read_profile("bcm.pdf", _pages(pages))
+    from rag_core.entities.names import terms_of
+
+    assert {*terms_of("Garden Centers"), *terms_of("Home Goods")} <= set(profile.rows)
+    assert not set(terms_of("Larkspur")) & set(profile.rows)
+
+
 def test_documents_about_nothing_in_particular_are_searched_as_before(ctx, three_docs):
     ctx.ingestion.ingest_paths([three_docs])
     known = ctx.chat.components.entities.current()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rag_core.chat.evidence import select_evidence
 from rag_core.chat.tables import columns, label_row, units
 
@@ -152,3 +154,17 @@ def test_rows_under_columns_named_by_quarter_are_written_out_with_them():
     html = " | Q3 2024 | Q3 2023 | % Change\nRevenue | $ | 4,812 | $ | 4,450 | 8 | %"
     (cells,) = select_evidence("revenue in Q3 2024", [(html, "r.html", None, None)], 60, lambda t: len(t.split()))
     assert "Revenue: Q3 2024: $4,812; Q3 2023: $4,450; % Change: 8%" in cells.lines
+
+
+@pytest.mark.timeout(60)  # a hang guard: with the old pattern 200 figures would not end in a lifetime
+def test_a_long_line_of_figures_that_ends_in_a_word_is_read_at_once():
+    """The row pattern had nested repeats: twenty figures then a word took seconds, each more
+    figure doubling it; the evidence reads every line of every passage under a header."""
+    from rag_core.entities.profile import _row_label
+
+    line = "Revenue " + " ".join(["1,234 %"] * 200) + " x"
+    assert label_row(line, ["a"] * 200, "") == line  # not a row: left as it is
+    assert _row_label("Segment A " + " ".join(["(1,234) |"] * 5000)) == "Segment A"
+    assert label_row("Gross margin 53.6 % 43.5 %", ["2023", "2022"], " (in millions)") == (
+        "Gross margin: 2023: 53.6%; 2022: 43.5%"
+    )

@@ -99,6 +99,7 @@ def test_significant_digits():
         ("in the second quarter of fiscal year 2024", 3, None),
         ("in the first half of 2023", 6, None),
         ("as reported in the Q3 2022 10-Q", None, None),  # a report, not a period
+        ("according to the Report for the third quarter of 2024", None, None),  # the report again
     ],
 )
 def test_periods_named(text, months, end):
@@ -151,6 +152,7 @@ def test_a_ranges_unit_is_written_after_its_second_end():
         ("in fiscal 2024's first quarter", None, 2024),  # a possessive: the fiscal year only
         ("for the quarter ended July 30, 2023", None, None),  # a date says it
         ("as reported in the Q3 2022 10-Q", None, None),  # a report, not a period
+        ("according to the Report for the third quarter of 2024", None, None),  # the report again
     ],
 )
 def test_quarters_named_with_their_year(text, quarter, year):

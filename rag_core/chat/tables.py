@@ -29,8 +29,8 @@ from rag_core.figures.periods import QUARTER
 from rag_core.figures.tables import unpipe
 
 _FIGURE = r"\(?-?\$?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?(?:\s?%)?(?:\s?(?:pts|bps))?|—|-"  # "1,0": a row cut short, no figure
-_ROW = re.compile(rf"^(?P<label>.*?[A-Za-z)][^\d$()—]*?)\s+(?P<figures>(?:(?:\$\s?)?(?:{_FIGURE})\s*)+)$")
 _ONE_FIGURE = re.compile(rf"(?:\$\s?)?(?:{_FIGURE})")
+_LABEL = re.compile(r".*[A-Za-z)][^\d$()—]*")  # a row's label ends in words, not in figures
 _GROUP = re.compile(
     r"(?:(?:three|six|nine|twelve|thirteen|twenty-six|thirty-nine|fifty-two)\s+(?:months|weeks)|quarters?|years?|periods?)"
     r"\s+ended|as of",
@@ -98,15 +98,40 @@ def label_row(row: str, labels: list[str] | None, unit: str) -> str:
     """``row`` written out with ``labels``, when its figures are as many as the labels."""
     if not labels:
         return row
-    m = _ROW.match(unpipe(row).strip())
-    if not m:
+    split = _label_and_figures(unpipe(row).strip())
+    if split is None:
         return row
-    figures = [f.replace(" ", "") for f in _ONE_FIGURE.findall(m.group("figures"))]
+    name, figures = split
     if len(figures) != len(labels) or any(_CODE.fullmatch(f) for f in figures):
         return row
     cells = "; ".join(f"{label}: {figure}" for label, figure in zip(labels, figures, strict=True))
     shares = all(f.endswith(("%", "pts", "bps")) for f in figures)  # a margin's row: no amount to scale
-    return f"{m.group('label').strip()}: {cells}{'' if shares else unit}"
+    return f"{name}: {cells}{'' if shares else unit}"
+
+
+def _label_and_figures(row: str) -> tuple[str, list[str]] | None:
+    """A row's label and the figures that end it ("Gross margin 53.6 % 43.5 %" → "Gross margin",
+    ["53.6%", "43.5%"]), or None. Read token by token from the end: a pattern with nested repeats
+    took seconds on a line of twenty figures that ends in a word."""
+    tokens = row.split()
+    figures: list[str] = []
+    k = len(tokens)
+    while k > 0:
+        token, take = tokens[k - 1], 1
+        if token in ("%", "pts", "bps") and k >= 2:  # "53.6 %", "3.9 pts": the unit a token of its own
+            token, take = tokens[k - 2] + token, 2
+        elif token == "$" and figures and not figures[0].startswith("$"):
+            figures[0] = "$" + figures[0]
+            k -= 1
+            continue
+        if not _ONE_FIGURE.fullmatch(token):
+            break
+        figures.insert(0, token)
+        k -= take
+    label = " ".join(tokens[:k])
+    if not figures or not _LABEL.fullmatch(label):
+        return None
+    return label, figures
 
 
 def grid_row(row: str, above: list[str]) -> tuple[str, int] | None:

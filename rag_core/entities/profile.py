@@ -27,7 +27,7 @@ from typing import Any
 from rag_core.entities.names import terms_of
 from rag_core.text import is_title, tokenize
 
-READER = 4  # bump when the reading changes: every document is read again (from its chunks)
+READER = 6  # bump when the reading changes: every document is read again (from its chunks)
 
 HEAD_LINES = 12  # lines at the head of a document where its title and letterhead are
 HEADING_WORDS = 5  # a heading line is this short and ends without a sentence's punctuation
@@ -74,6 +74,7 @@ class Profile:
     parts: int = 0
     chunks: int = 0
     headings: list[str] = field(default_factory=list)  # terms its short heading lines write capitalised
+    rows: list[str] = field(default_factory=list)  # terms its table rows' labels write capitalised
     # A document joining others' pages (a binder of filings): what each run of its pages is
     # about (``sections.read_sections``); empty for a document about one thing throughout.
     sections: list[Section] = field(default_factory=list)
@@ -90,7 +91,9 @@ class Profile:
             Section(int(s["first"]), int(s["last"]), Profile.from_json(s["profile"]))
             for s in data.get("sections") or []
         ]
-        return cls(subjects, names, int(data.get("parts") or 0), int(data.get("chunks") or 0), headings, sections)
+        rows = [str(t) for t in data.get("rows") or []]
+        parts, chunks = int(data.get("parts") or 0), int(data.get("chunks") or 0)
+        return cls(subjects, names, parts, chunks, headings, rows=rows, sections=sections)
 
 
 @dataclass
@@ -121,7 +124,9 @@ def read_profile(name: str, chunks: Iterable[tuple[Any, str]]) -> Profile:
     whole = "\n".join(t for texts in parts.values() for t in texts)
     for subject in subjects:
         subject.name = _as_written(subject.name, whole)
-    return Profile(subjects, dict(names), len(parts), len(chunks), sorted(headings(whole)))
+    return Profile(
+        subjects, dict(names), len(parts), len(chunks), sorted(headings(whole)), rows=sorted(headings(whole, rows=True))
+    )
 
 
 def capitalised(text: str) -> set[str]:
@@ -145,19 +150,43 @@ def capitalised(text: str) -> set[str]:
     return out
 
 
-def headings(text: str) -> set[str]:
+def headings(text: str, rows: bool = False) -> set[str]:
     """The terms written capitalised in short heading lines ("Chapter 2: Capacity", "Data
     Center"): a question naming one ("the section on Capacity") names a part of the document,
-    not a company the documents would have to be about."""
+    not a company the documents would have to be about. ``rows``: in the labels of table rows
+    instead ("Embedded | 723 | 81", "Data Center $ 3,915"): items the document reports figures
+    for ("What was Data Center revenue?")."""
     out: set[str] = set()
     for line in (text or "").splitlines():
         line = line.strip()
+        if rows:
+            label = _row_label(line)
+            if label == line:
+                continue
+            line = label
         words = line.split()
         if not words or len(words) > HEADING_WORDS or line[-1] in ".,;?!" or not any(c.islower() for c in line):
             continue
         for match in _CAPITALISED.finditer(line):
             out.update(t for t in tokenize(match.group(0)) if len(t) > 1 and not t.isdigit())
     return out
+
+
+_FIGURE_TOKEN = re.compile(r"[$(]?-?\d[\d,.]*\)?%?|[$()%|—-]")
+
+
+def _row_label(line: str) -> str:
+    """A table row's label ("Embedded | 723 | 81" → "Embedded"); any other line as it is. The
+    figures at the line's end are walked back over token by token (a pattern with nested
+    repeats took minutes on a filing's long lines)."""
+    tokens = line.replace("|", " | ").split()
+    k = len(tokens)
+    while k > 0 and _FIGURE_TOKEN.fullmatch(tokens[k - 1]):
+        k -= 1
+    if k == len(tokens) or k == 0 or not any(c.isdigit() for t in tokens[k:] for c in t):
+        return line
+    label = " ".join(tokens[:k]).strip(" |")
+    return label.split(" | ")[0] if " | " in label else label
 
 
 def _head_lines(texts: list[str]) -> list[str]:

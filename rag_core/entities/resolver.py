@@ -196,6 +196,8 @@ class Entities:
             return Coverage("covered", mentioned)
         if not name.owner and any(all(t in self.units[d].headings for t in name.terms) for d in mentioned):
             return Coverage("covered", mentioned)  # a section of a document ("the section on Capacity")
+        if any(all(t in self.units[d].rows for t in name.terms) for d in mentioned):
+            return Coverage("covered", mentioned)  # an item its tables report ("What was Data Center revenue?")
         best = "word"
         for doc in mentioned:
             profile = self.units[doc]

@@ -140,7 +140,9 @@ def parse_date(match: re.Match[str], default_year: int | None = None) -> dt.date
 # "the Q3 2022 10-Q", "the latest quarterly report": a document, not a period
 _DOCUMENT = re.compile(
     r"\b(?:Q[1-4]|[1-4]Q|(?:first|second|third|fourth)[\s-]quarter)\s*(?:fiscal\s+)?'?(?:(?:19|20)?\d{2})?\s*"
-    r"(?:form\s+)?(?:10-?Q|10-?K|8-?K|report|filing|earnings\s+release)\b|\bquarterly\s+(?:report|filing)\b",
+    r"(?:form\s+)?(?:10-?Q|10-?K|8-?K|report|filing|earnings\s+release)\b|\bquarterly\s+(?:report|filing)\b"
+    r"|\b(?:report|filing|earnings\s+release)\s+(?:for|on|of)\s+(?:the\s+)?(?:Q[1-4]|[1-4]Q|(?:first|second|third|fourth)"
+    r"[\s-]quarter)(?:\s+of)?\s*(?:fiscal\s+)?'?(?:(?:19|20)?\d{2})?",  # "the Report for the third quarter of 2024"
     re.IGNORECASE,
 )
 
