@@ -7,11 +7,12 @@ table row is a line; long prose lines into sentences), each line is scored by th
 the question's terms it holds (weighted by how rare each term is in the documents), and the
 best lines are kept, best first, until the budget is spent. A table's header lines (its
 title, "(In millions)", "Three Months Ended", the period dates) travel with any row kept from
-it, so a figure keeps its column, and a row of a grid (a table whose columns are named by a
-header row of words) is written out with its columns' names and units and scored with them; a kept line that states no figure brings a short neighbouring
-line that does (a form's label and its value are two lines: "(Address of principal executive
-offices)" under the address, "State the aggregate market value …" over "$70,923,698."); lines
-stay in their document order, a gap shown as "…".
+it, so a figure keeps its column; a row of a grid (a table whose columns a header row of
+words names) is written out with its columns' names and units, and scored with them; a kept
+line that states no figure brings a short neighbouring line that does (a form's label and its
+value are two lines: "(Address of principal executive offices)" under the address, "State the
+aggregate market value …" over "$70,923,698."); lines stay in their document order, a gap
+shown as "…".
 docs/performance.md has what the budget measured.
 
 The same scoring picks the preview (``preview_of``): the sentence of the sources that best

@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 
 from rag_core.figures import grids
-from rag_core.figures.headers import column_names, columns_of, described_once, is_header_line
-from rag_core.figures.periods import QUARTER
+from rag_core.figures.headers import column_names, columns_of, described_once
+from rag_core.figures.headers import is_quarter_header as quarter_header
 from rag_core.figures.tables import unpipe
 
 _FIGURE = r"\(?-?\$?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?(?:\s?%)?(?:\s?(?:pts|bps))?|—|-"  # "1,0": a row cut short, no figure
@@ -42,19 +42,13 @@ _MONTH_DAY = re.compile(
 )
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 _CODE = re.compile(r"\d{5,}")  # five digits or more with no separator: a code (a ZIP, a file number), not a cell
-_FISCAL_YEAR = re.compile(r"\b(?:FY\s?|fiscal\s+)'?(?:19|20)?\d{2}\b", re.IGNORECASE)
-_CHANGE_WORDS = re.compile(r"\b(?:[QY]\s?/\s?[QY]|change|percent(?:age)?|year[\s-]+over[\s-]+year)\b", re.I)
 _UNITS = re.compile(r"\bin (millions|thousands|billions)\b", re.IGNORECASE)
 
 
 def is_quarter_header(line: str) -> bool:
     """A header line that names its columns by quarter or fiscal year ("| Q3 2024 | Q3 2023 |
     % Change", "Q3 FY24 Q2 FY24 Q/Q"): nothing else on it."""
-    plain = unpipe(line)
-    if not (QUARTER.search(plain) or _FISCAL_YEAR.search(plain)):
-        return False
-    rest = _FISCAL_YEAR.sub(" ", QUARTER.sub(" ", plain))
-    return is_header_line(plain) and not re.search(r"[A-Za-z]{2,}", _CHANGE_WORDS.sub(" ", rest))
+    return quarter_header(unpipe(line))
 
 
 def columns(headers: list[str]) -> list[str] | None:

@@ -73,7 +73,7 @@ def read_row(line: str, above: list[str]) -> GridRow | None:
         return None
     label = row[0] if re.search(r"[A-Za-z]{2}", row[0]) else ""
     values = [(i, c) for i, c in enumerate(row) if c and (i > 0 or not label)]
-    if not values or not all(_VALUE.fullmatch(c) and len(c) <= 24 for _, c in values):
+    if not values or not all(len(c) <= 24 and _VALUE.fullmatch(c) for _, c in values):
         return None
     unit_row: list[str] = []
     near = above[-ABOVE:]

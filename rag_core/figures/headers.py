@@ -43,9 +43,9 @@ def _unnamed(pattern: str) -> str:
 
 
 # A column named by its quarter or fiscal year ("Q3 2024", "Q3 FY24", "3Q23", "FY2024", "Fiscal 2023")
-_FISCAL = re.compile(r"\b(?:FY\s?|fiscal\s+(?:year\s+)?)'?(?P<fy>(?:19|20)\d{2}|\d{2})\b", re.IGNORECASE)
+FISCAL = re.compile(r"\b(?:FY\s?|fiscal\s+(?:year\s+)?)'?(?P<fy>(?:19|20)\d{2}|\d{2})\b", re.IGNORECASE)
 _HEADER_TOKEN = re.compile(
-    rf"(?:{_unnamed(QUARTER.pattern)})|(?:{_unnamed(_FISCAL.pattern)})|(?:{_GROUP.pattern})|(?:{_DATE_ONE_LINE})|{_YEAR.pattern}"
+    rf"(?:{_unnamed(QUARTER.pattern)})|(?:{_unnamed(FISCAL.pattern)})|(?:{_GROUP.pattern})|(?:{_DATE_ONE_LINE})|{_YEAR.pattern}"
     rf"|(?:{_CHANGE.pattern})",
     re.IGNORECASE,
 )
@@ -95,7 +95,7 @@ def is_header_line(line: str) -> bool:
     rest = UNIT.sub(" ", re.sub(r"\((?:[^()]*\bin\s+(?:thousands|millions|billions)[^()]*)\)", " ", line, flags=re.I))
     rest = _NOISE.sub(" ", _HEADER_TOKEN.sub(" ", rest))
     # "Q3 FY24 summary" is a title, "Q3 2021" alone a chart's label, "Q3 FY24 Q2 FY24" a header
-    named = len(QUARTER.findall(line)) + len(_FISCAL.findall(line))
+    named = len(QUARTER.findall(line)) + len(FISCAL.findall(line))
     if named == 1 and not _CHANGE.search(line):
         return False
     return len(re.findall(r"[^\W\d_]{2,}", rest)) <= (0 if named else 1)
@@ -112,6 +112,12 @@ def described_once(lines: list[str]) -> list[str]:
     if not any(len(_A_YEAR.findall(line)) >= 2 and not _DESCRIBED.search(line) for line in lines):
         return lines
     return [_A_YEAR.sub(" ", line) if _DESCRIBED.search(line) else line for line in lines]
+
+
+def is_quarter_header(line: str) -> bool:
+    """A header line that names its columns by quarter or fiscal year and nothing else ("Q3
+    2024 Q3 2023 % Change", "Q3 FY24 Q2 FY24 Q/Q Y/Y")."""
+    return bool(QUARTER.search(line) or FISCAL.search(line)) and is_header_line(line)
 
 
 def column_names(header: str) -> list[str]:
@@ -131,7 +137,7 @@ def columns_of(header: str, title: str = "") -> list[Column]:
         text = token.group(0).strip()
         if q := QUARTER.fullmatch(text):
             slots.append(("quarter", quarter_of(q)))
-        elif fy := _FISCAL.fullmatch(text):
+        elif fy := FISCAL.fullmatch(text):
             written = int(fy.group("fy"))
             slots.append(("fiscal", written + 2000 if written < 100 else written))
         elif grp := _GROUP.fullmatch(text):
