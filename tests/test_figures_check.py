@@ -379,3 +379,21 @@ def test_columns_named_by_quarter_are_periods_last_years_quarter_is_marked():
         ("$4,450 million", "found", "[1] Revenue, Q3 2023")
     ]
     assert check("Net income grew 7% [1].") == [("7%", "found", "[1] Net income, % change")]
+
+
+TWO = "What were Acme's revenue and Bolt's total net sales for their quarters ended July 30, 2023 and June 30, 2023?"
+
+
+def test_a_clause_naming_only_the_date_of_the_other_company_asked_is_that_companys():
+    answer = "Acme's revenue for the quarter ended July 30, 2023 was $1,350 million, and total net sales for the quarter ended June 30, 2023 were {} million [3]."
+    assert statuses(answer.format("$1,343"), TWO) == [("$1,350 million", "found"), ("$1,343 million", "found")]
+    assert statuses(answer.format("$2,617"), TWO)[1] == ("$2,617 million", "mismatch")  # Bolt's six months
+    own = "Acme's revenue for the quarter ended July 30, 2023 was $1,350 million, and for the quarter ended July 31, 2022 was $670 million."
+    assert statuses(own, TWO) == [("$1,350 million", "found"), ("$670 million", "found")]  # no part asks that date
+    assert statuses(own.replace("$670", "$1,343"), TWO)[1] == ("$1,343 million", "mismatch")  # Bolt's, not Acme's
+
+
+def test_a_clause_listing_both_dates_asked_claims_its_companys_own():
+    answer = "Acme's revenue for the quarters ended July 30, 2023 and June 30, 2023 was {} million [1]."
+    assert statuses(answer.format("$1,350"), TWO) == [("$1,350 million", "found")]
+    assert statuses(answer.format("$2,070"), TWO) == [("$2,070 million", "mismatch")]  # the six months

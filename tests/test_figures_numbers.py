@@ -149,7 +149,12 @@ def test_a_ranges_unit_is_written_after_its_second_end():
         ("in Q2 2023", 2, 2023),
         ("3Q23 results", 3, 2023),
         ("in the second quarter of fiscal year 2024", 2, 2024),
-        ("in fiscal 2024's first quarter", None, 2024),  # a possessive: the fiscal year only
+        ("in fiscal 2024's first quarter", 1, 2024),
+        ("2023’s fourth quarter", 4, 2023),
+        ("in Q3 of fiscal 2024", 3, 2024),
+        ("Q2 of 2023", 2, 2023),
+        ("fiscal 2024's revenue", None, 2024),  # a possessive year, no quarter
+        ("in Q3 of its results", None, None),
         ("for the quarter ended July 30, 2023", None, None),  # a date says it
         ("as reported in the Q3 2022 10-Q", None, None),  # a report, not a period
         ("according to the Report for the third quarter of 2024", None, None),  # the report again

@@ -74,8 +74,12 @@ def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
             if (not concepts(terms) and concepts(content(after))) or _SHARE_OF.match(after):
                 terms |= content(after)  # "$6,188 million in net income", "70% of revenue"
             entities = respectively[0].get(i) or named_entities(before + " " + after, known)
+            said = period_of(after)
+            if not said.known:
+                said = period_of(before, last=True)
             if not entities:
                 entities = previous_entities or named_entities(answer[s_start : n.start], known)
+                entities = _entity_of_period(asks, said) or entities
             ask = _ask_for(asks, entities)
             if not entities and ask is not None and len(asks) == 1:
                 entities = set(ask.entities)
@@ -84,9 +88,11 @@ def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
                 terms |= previous_terms or (ask.terms if ask is not None else set())
             elif ask is not None and concepts(terms) <= concepts(ask.terms):  # the question's qualifiers ("diluted")
                 terms |= {t for t in ask.terms if not t.startswith("§")} - {k for a in asks for k in a.entities}
-            period = period_of(after)
-            if not period.known:
-                period = period_of(before, last=True)
+            period, listed = said, set(_dates(before))
+            if ask is not None and len(listed) > 1 and said.end in listed and ask.period.end in listed:
+                period = replace(
+                    period, end=ask.period.end
+                )  # "the quarters ended July 1 and October 29": the one asked
             if i in respectively[1]:
                 period = Period(period.months, respectively[1][i], period.fiscal_year, period.quarter)
             if not period.known and not relative:
@@ -142,6 +148,21 @@ def _ask_for(asks: list[Ask], entities: set[str]) -> Ask | None:
     return Ask(about[0].text, set().union(*(a.terms for a in about)), about[0].period, set(about[0].entities))
 
 
+def _entity_of_period(asks: list[Ask], said: Period) -> set[str] | None:
+    """The entity of the one part of a question of several companies whose date a clause names
+    without naming its company ("Apple's net income for the quarter ended July 1, 2023 was
+    $19,881 million, and for the quarter ended July 30, 2023 was $6,188 million": NVIDIA's, as
+    asked); None when the clause names no date, or several parts have it."""
+    if said.end is None or len({frozenset(a.entities) for a in asks}) < 2:
+        return None
+    parts = {frozenset(a.entities) for a in asks if a.entities and a.period.end == said.end}
+    return set(next(iter(parts))) if len(parts) == 1 else None
+
+
+def _dates(text: str) -> list[dt.date]:
+    return [d for d in (parse_date(m) for m in DATE.finditer(text)) if d]
+
+
 def _respectively(
     sentence: str, numbers: list[Number], offset: int, known: set[str]
 ) -> tuple[dict[int, set[str]], dict[int, dt.date]]:
@@ -155,7 +176,7 @@ def _respectively(
         for key in named_entities(m.group(0), known):
             if key not in names:
                 names.append(key)
-    dates = [d for d in (parse_date(m) for m in DATE.finditer(head)) if d]
+    dates = _dates(head)
     by_name = {i: {names[i]} for i in range(len(numbers))} if len(names) == len(numbers) else {}
     by_date: dict[int, dt.date] = {i: dates[i] for i in range(len(numbers))} if len(dates) == len(numbers) else {}
     return by_name, by_date

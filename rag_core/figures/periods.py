@@ -176,13 +176,16 @@ def report_in_name(name: str) -> tuple[int, int] | None:
     return int(q.group(1) or q.group(2)), int(y[0])
 
 
-# A quarter named with its year: "Q3 2024", "3Q24", "Q3 FY24", "Q3'24", "third quarter of 2024",
-# "third quarter of fiscal 2024", "fiscal 2024 third quarter"
+# A quarter named with its year: "Q3 2024", "3Q24", "Q3 FY24", "Q3'24", "Q3 of fiscal 2024",
+# "third quarter of 2024", "third quarter of fiscal 2024", "fiscal 2024 third quarter",
+# "fiscal 2024's first quarter", "2024's third quarter"
 QUARTER = re.compile(
-    r"\b(?:Q(?P<q>[1-4])|(?P<q2>[1-4])Q)\s*(?:FY\s?|fiscal\s+)?'?(?P<y>(?:19|20)\d{2}|\d{2})\b"
+    r"\b(?:Q(?P<q>[1-4])|(?P<q2>[1-4])Q)\s*(?:of\s+(?=(?:fiscal|FY|19|20)))?(?:FY\s?|fiscal\s+(?:year\s+)?)?'?"
+    r"(?P<y>(?:19|20)\d{2}|\d{2})\b"
     r"|\b(?P<qw>first|second|third|fourth)[\s-]+(?:fiscal\s+)?quarter\s+(?:of\s+)?(?:fiscal\s+(?:year\s+)?|FY\s?)?'?"
     r"(?P<y2>(?:19|20)\d{2})\b"
-    r"|\b(?:fiscal\s+(?:year\s+)?|FY\s?)'?(?P<y3>(?:19|20)?\d{2})\s+(?P<qw3>first|second|third|fourth)[\s-]+quarter\b",
+    r"|\b(?:(?:fiscal\s+(?:year\s+)?|FY\s?)'?(?P<y3>(?:19|20)?\d{2})|(?P<y4>(?:19|20)\d{2})(?=['’]s))(?:['’]s)?\s+"
+    r"(?P<qw3>first|second|third|fourth)[\s-]+(?:fiscal\s+)?quarter\b",
     re.IGNORECASE,
 )
 
@@ -192,7 +195,7 @@ def quarter_of(match: re.Match[str]) -> tuple[int, int]:
     digit = match.group("q") or match.group("q2")
     word = (match.group("qw") or match.group("qw3") or "").lower()
     quarter = int(digit) if digit else _QUARTER_WORDS[word]
-    year = int(match.group("y") or match.group("y2") or match.group("y3"))
+    year = int(match.group("y") or match.group("y2") or match.group("y3") or match.group("y4"))
     return quarter, year + 2000 if year < 100 else year
 
 
