@@ -21,7 +21,7 @@ def test_the_latest_report_is_the_latest_dated_of_the_companys_documents(make_se
     assert asks_latest(question) and asks_latest("the most recent report") and not asks_latest("the late fee")
     first = {}
     for weight in (0.0, 1.0):
-        ctx = build_context(make_settings(latest_weight=weight, data_dir=tmp_path / f"w{weight}"))
+        ctx = build_context(make_settings(latest_weight=weight, report_scope=False, data_dir=tmp_path / f"w{weight}"))
         ctx.ingestion.ingest_paths([tmp_path / name for name in dates])
         first[weight] = ctx.chat.search(question).sources[0]["file"]
     assert first[1.0] == "apple-b.pdf"

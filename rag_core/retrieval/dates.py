@@ -13,6 +13,8 @@ import weakref
 from datetime import date
 from typing import Any
 
+from rag_core.figures.periods import QUARTER, quarter_of
+
 ABOUT_SHARE = 0.8  # documents within this share of the best document score are "what the question is about"
 _LATEST = re.compile(r"\b(?:latest|most recent|newest|most current)\b", re.IGNORECASE)
 _MONTH_NAMES = "january february march april may june july august september october november december".split()
@@ -43,19 +45,46 @@ def asks_latest(question: str) -> bool:
     return bool(_LATEST.search(question))
 
 
+def first_pages(bm: Any) -> list[Any]:
+    """The chunks of every document's first page."""
+    index = getattr(bm.nodes, "index", None)
+    if index is None:
+        return [n for n in bm.nodes.values() if (n.metadata or {}).get("page") in (1, None)]
+    return list(
+        index.nodes([i for doc, page in index.page_keys() if page == 1 for i in index.page_chunks(doc, 1)]).values()
+    )
+
+
 def document_dates(bm: Any, doc_of: Any) -> dict[str, date]:
     """Per document, the latest date written on its first page (a filing's cover: the period
     it covers and the date of its share count; a release's date line)."""
+    return covers_of(bm, doc_of)[0]
+
+
+def covers_of(bm: Any, doc_of: Any) -> tuple[dict[str, date], dict[str, tuple[int, int]]]:
+    """Per document, what its first page says it covers, read once per keyword view: its latest
+    date, and the one quarter it names near its top ("Results for the Third Quarter of Fiscal
+    2024" → (3, 2024); none when it names several)."""
+    cached = _COVERS.get(bm)
+    if cached is not None:
+        return cached
     dates: dict[str, date] = {}
-    for node in all_nodes(bm).values():
-        meta = node.metadata or {}
-        if meta.get("page") not in (1, None):
-            continue
-        for d in dates_in(node.get_content()[:4000]):
-            key = doc_of(node)
+    quarters: dict[str, set[tuple[int, int]]] = {}
+    for node in first_pages(bm):
+        key, text = doc_of(node), node.get_content()
+        for d in dates_in(text[:4000]):
             if key not in dates or d > dates[key]:
                 dates[key] = d
-    return dates
+        if (node.metadata or {}).get("page") == 1:
+            quarters.setdefault(key, set()).update(quarter_of(m) for m in QUARTER.finditer(text[:1500]))
+    one = {key: next(iter(named)) for key, named in quarters.items() if len(named) == 1}
+    _COVERS[bm] = (dates, one)
+    return dates, one
+
+
+def dates_of(bm: Any, doc_of: Any) -> dict[str, date]:
+    """``document_dates``, read once per keyword view."""
+    return covers_of(bm, doc_of)[0]
 
 
 def latest_documents(
@@ -69,10 +98,7 @@ def latest_documents(
     best = max(doc_scores.values())
     if best <= 0:
         return doc_scores
-    dates = _DATES.get(bm)
-    if dates is None:
-        dates = document_dates(bm, doc_of)
-        _DATES[bm] = dates
+    dates = dates_of(bm, doc_of)
     about = [d for d, s in doc_scores.items() if s >= ABOUT_SHARE * best and d in dates]
     if len(about) < 2:
         return doc_scores
@@ -80,4 +106,6 @@ def latest_documents(
     return {**doc_scores, latest: doc_scores[latest] + bonus}
 
 
-_DATES: weakref.WeakKeyDictionary[Any, dict[str, date]] = weakref.WeakKeyDictionary()
+_COVERS: weakref.WeakKeyDictionary[Any, tuple[dict[str, date], dict[str, tuple[int, int]]]] = (
+    weakref.WeakKeyDictionary()
+)

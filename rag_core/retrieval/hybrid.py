@@ -26,6 +26,7 @@ from rag_core.retrieval.keywords import KeywordCache, doc_of
 from rag_core.retrieval.look import one_subject, second_look, spans_pages
 from rag_core.retrieval.pages import names_line_item, statement_list
 from rag_core.retrieval.queries import ConversationQueries, query_variants
+from rag_core.retrieval.reports import library_report, within_reports
 from rag_core.retrieval.result import Retrieval
 from rag_core.retrieval.routing import interleave, route_by_name
 from rag_core.retrieval.spans import Spans, doc_filter, keep_of
@@ -254,6 +255,11 @@ class HybridRetriever(BaseRetriever):
             return Retrieval([], {}, stats)
         if scope is not None:
             return self._within(scope, fused, stats, query, conversation)
+        narrow = s.report_scope and not self.spans and s.retrieval_mode != "vector"  # to one report it names
+        report = library_report(query, self.keywords.get(self.names)) if narrow else None
+        if report is not None:
+            sub = self._search_in(report, query, conversation)
+            return Retrieval(sub.hits, sub.extras, {**stats, "report": report})
         hits = self._select(fused, stats)
         if s.name_gate and hits and s.retrieval_mode != "vector" and not is_cjk(query):
             said, routed = route_by_name(
@@ -290,7 +296,8 @@ class HybridRetriever(BaseRetriever):
         among the candidates topped up from a search in its documents); several, each also
         searched in its own documents (the two rankings interleaved), then all interleaved.
         A route to sections of a document that joins others' pages is always searched inside
-        them too: among the whole document's candidates its pages are a few by chance."""
+        them too: among the whole document's candidates its pages are a few by chance. A
+        question naming one report of a company's several keeps that one (``reports``)."""
         per_route: list[list[NodeWithScore]] = []
         extras = dict(fused.extras)
         known = self._sections()
@@ -299,7 +306,11 @@ class HybridRetriever(BaseRetriever):
             doc = doc_of(node)
             return known.section_of(doc, (node.metadata or {}).get("page"))[0] if known is not None else doc
 
-        for _, docs in scope.routes:
+        routes = scope.routes
+        if self.settings.report_scope:
+            document = known.document if known is not None else str
+            routes = within_reports(query, routes, document, self.keywords.get(self.names))
+        for _, docs in routes:
             keep = set(docs)
             ranked = [(nid, score) for nid, score in fused.ranked if unit_of(fused.by_id[nid].node) in keep]
             hits = self._select(Fused(ranked, fused.by_id, fused.extras), stats)

@@ -122,6 +122,13 @@ class RetrievalSettings(BaseModel):
         "document list, of the latest-dated of the documents the question is about (by the dates on their first "
         "page; 0: off).",
     )
+    report_scope: bool = Field(
+        default=True,
+        description="Answer a question that names one report of a company's several from that report alone: "
+        '"Intel\'s Q2 2023 10-Q", "in Q3 2023" (the document whose file name, or else whose first page, names that '
+        'quarter and year), "Apple\'s most recent 10-Q" (the one whose first page carries the latest date). Nothing '
+        "is narrowed when no document is the one named (docs/evaluation.md, 'The report a question names').",
+    )
     page_look: int = Field(
         default=0,
         ge=0,

@@ -1,0 +1,100 @@
+"""The one report a question names among a company's several: "Intel's Q2 2023 10-Q", "Apple's
+most recent 10-Q".
+
+A company's filings and releases hold the same words, the same line items and each other's
+periods (this quarter's filing restates last year's quarter), so their passages rank side by
+side; but a question that names one report asks what that report says, and a passage of
+another is not evidence for it. Within the documents a question is about (``entity_scope``),
+those the question names are kept, when any is:
+
+- a report named by quarter and year ("the Q3 2022 10-Q", "Q2 2023 report"), or a quarter
+  ("in Q3 2023", "the first quarter of 2023": the report of that quarter states it first), is
+  the document whose file name says that quarter and year ("2022 Q3 INTC.pdf", "acme 10-Q Q3
+  2022.pdf"), else whose first page names it alone ("Results for the Third Quarter of Fiscal
+  2024"); a question naming several keeps each;
+- "the latest", "the most recent" report is the document whose first page carries the latest
+  date (a filing's cover states the period it covers; ``dates.covers_of``).
+
+Nothing is narrowed when no document matches, or when every one does. A question naming no
+company narrows the whole library the same way ("the Q2 2023 10-Q" of a library of one
+company's filings).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+from rag_core.figures.periods import QUARTER, quarter_of, report_in_name, report_of
+from rag_core.retrieval.dates import covers_of
+from rag_core.retrieval.keywords import doc_of
+
+Covers = tuple[dict[str, date], dict[str, tuple[int, int]]]  # per document: first-page date, quarter
+
+# "the latest 10-Q", "Apple's most recent quarterly report", "the latest quarter" (not "the
+# latest GPU architecture": a report, not the newest of anything)
+_LATEST_REPORT = re.compile(
+    r"\b(?:latest|most\s+recent|newest|most\s+current)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:10-?[QK]|8-?K|reports?|filings?|quarter|(?:earnings\s+)?release|results|statements?)\b",
+    re.IGNORECASE,
+)
+
+
+def asked_quarters(question: str) -> set[tuple[int, int]]:
+    """The quarters (quarter, year) ``question`` names: its reports ("the Q3 2022 10-Q") and
+    its quarters ("in Q3 2023", "the first quarter of 2023")."""
+    named = {quarter_of(m) for m in QUARTER.finditer(question)}
+    report = report_of(question)
+    return named | {report} if report else named
+
+
+def names_report(question: str) -> bool:
+    """Whether ``question`` names one report of several (by quarter and year, or the latest)."""
+    return bool(asked_quarters(question)) or bool(_LATEST_REPORT.search(question))
+
+
+def named_reports(
+    question: str, units: list[str], document: Callable[[str], str], covers: Callable[[], Covers]
+) -> list[str]:
+    """The ``units`` (documents, or sections of one: ``document`` gives a unit's document name)
+    that are the report ``question`` names; ``units`` when it names none, or none matches.
+    ``covers``: each document's first-page date and quarter (``dates.covers_of``), read only
+    when a file name does not tell."""
+    if len(units) < 2:
+        return units
+    asked = asked_quarters(question)
+    if asked:
+        kept = [u for u in units if report_in_name(document(u)) in asked]
+        if not kept:
+            quarters = covers()[1]
+            kept = [u for u in units if quarters.get(document(u)) in asked]
+    elif _LATEST_REPORT.search(question):
+        known = covers()[0]
+        dated = [u for u in units if document(u) in known]
+        newest = max((known[document(u)] for u in dated), default=None)
+        kept = [u for u in dated if known[document(u)] == newest]
+    else:
+        return units
+    return kept if 0 < len(kept) < len(units) else units
+
+
+def within_reports(
+    question: str, routes: list[tuple[str, list[str]]], document: Callable[[str], str], bm: Any
+) -> list[tuple[str, list[str]]]:
+    """Each route of an entity scope (a name → its documents) narrowed to the report the
+    question names."""
+    if not names_report(question):
+        return routes
+    return [(label, named_reports(question, units, document, lambda: covers_of(bm, doc_of))) for label, units in routes]
+
+
+def library_report(question: str, bm: Any) -> list[str] | None:
+    """The documents of the library (``bm``'s) that are the report a question naming no company
+    names, when it names one the library holds among others; None otherwise."""
+    if not names_report(question):
+        return None
+    docs = sorted(bm.doc_chunks)
+    kept = named_reports(question, docs, str, lambda: covers_of(bm, doc_of))
+    return kept if kept != docs else None
