@@ -55,12 +55,6 @@ def first_pages(bm: Any) -> list[Any]:
     )
 
 
-def document_dates(bm: Any, doc_of: Any) -> dict[str, date]:
-    """Per document, the latest date written on its first page (a filing's cover: the period
-    it covers and the date of its share count; a release's date line)."""
-    return covers_of(bm, doc_of)[0]
-
-
 def covers_of(bm: Any, doc_of: Any) -> tuple[dict[str, date], dict[str, tuple[int, int]]]:
     """Per document, what its first page says it covers, read once per keyword view: its latest
     date, and the one quarter it names near its top ("Results for the Third Quarter of Fiscal
@@ -83,7 +77,8 @@ def covers_of(bm: Any, doc_of: Any) -> tuple[dict[str, date], dict[str, tuple[in
 
 
 def dates_of(bm: Any, doc_of: Any) -> dict[str, date]:
-    """``document_dates``, read once per keyword view."""
+    """Per document, the latest date written on its first page (a filing's cover: the period
+    it covers and the date of its share count; a release's date line)."""
     return covers_of(bm, doc_of)[0]
 
 
