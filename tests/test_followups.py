@@ -27,6 +27,13 @@ DATA = Path(__file__).parent / "data" / "elliptical_sec.jsonl"
         ("And in Europe?", "How many stores does Apple have in the United States?", "How many stores does Apple have in Europe?"),
         ("And for the Mac?", "What was Apple's Services revenue for the quarter ended July 1, 2023?",
          "What was Apple's Mac revenue for the quarter ended July 1, 2023?"),
+        ("And in the latest 10-Q?", "What was Intel's net revenue in its Q2 2023 10-Q?",
+         "What was Intel's net revenue in its latest 10-Q?"),  # the report, its period with it
+        ("And the Q3 2023 10-Q?", "What was Apple's gross margin in Apple's Q2 2023 10-Q?",
+         "What was Apple's gross margin in Apple's Q3 2023 10-Q?"),
+        ("And for Q3 2023?", "What was Intel's revenue in its Q2 2023 10-Q?", "What was Intel's revenue in its Q3 2023 10-Q?"),
+        ("And the 2021 report?", "What did the WHO report say about malaria in 2020?",
+         "What did the WHO report say about malaria in 2021?"),  # a report not saying which: the period
         ("What about its side effects?", "What is ibuprofen used for?", None),  # points back: the LLM's job
         ("What about Gaming?", "What was NVIDIA's Data Center revenue in Q3?", None),  # which name? ambiguous
         ("How deadly is it?", "What is lobular carcinoma?", None),  # not elliptical

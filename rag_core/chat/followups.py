@@ -51,6 +51,15 @@ _PERIOD = re.compile(
     + r"\s+\d{1,2},?\s+(?:19|20)\d{2}|(?:fiscal\s+(?:year\s+)?)?\b(?:19|20)\d{2}\b",
     re.IGNORECASE,
 )
+# A report named: "the latest 10-Q", "its Q2 2023 10-Q", "Apple's most recent quarterly report"
+# (the determiner or owner before it is not part of it: the previous question's is kept)
+_REPORT = re.compile(
+    r"\b(?P<which>(?:latest|most\s+recent|newest|last|previous|prior)\s+"
+    r"|(?:Q[1-4]|[1-4]Q)\s*(?:FY\s*)?'?(?:19|20)?\d{2}\s+|(?:19|20)\d{2}\s+Q[1-4]\s+"
+    r"|(?:first|second|third|fourth)\s+quarter\s+(?:of\s+)?(?:fiscal\s+)?(?:19|20)\d{2}\s+)?"
+    r"(?:(?:quarterly|annual)\s+)?(?:10-?[QK]|8-?K|report|filing|(?:earnings\s+)?release)\b",
+    re.IGNORECASE,
+)
 _QUESTION_OPENERS = frozenset(
     "what which who whom whose when where why how is are was were do does did can could will would should "
     "has have had tell list give show describe explain compare".split()
@@ -109,7 +118,13 @@ def complete_ellipsis(question: str, previous: str) -> str | None:
     prev = previous.strip().rstrip("?？.!").strip()
     ending = "?" if previous.strip().endswith(("?", "？")) or question.strip().endswith("?") else ""
 
-    # 1. A period replaces the previous question's period.
+    # 1. A report replaces the previous question's report ("And in the latest 10-Q?" after
+    #    "... in its Q2 2023 10-Q?"), its period with it; then a period, the previous period.
+    new_report = _REPORT.search(part)
+    old_reports = list(_REPORT.finditer(prev))
+    if new_report and new_report.group("which") and len(old_reports) == 1:  # a report said which
+        old = old_reports[0]
+        return prev[: old.start()] + new_report.group(0) + prev[old.end() :] + ending
     new_period = _PERIOD.search(part)
     old_periods = list(_PERIOD.finditer(prev))
     if new_period and len(old_periods) == 1:
