@@ -99,6 +99,14 @@ def rule_rewrite(question: str, history: list[ChatMessage]) -> tuple[str, str] |
     return None
 
 
+def standing(typed: str, condensed: str, how: str) -> str:
+    """The question an answering prompt ends with: a follow-up's standalone rewrite when a rule
+    or the LLM made one ("And in the latest 10-Q?" → "What was Intel's net revenue in its latest
+    10-Q?": a small model answering the bare follow-up after the history repeats the last
+    answer), else the question as typed (first turns, self-contained ones, an edited search)."""
+    return condensed if how in ("rule", "llm") and condensed.strip() else typed
+
+
 @dataclass
 class Retrieved:
     """What one search found: the passages (reranked), notices (rerank skipped...), and

@@ -39,7 +39,7 @@ from llama_index.core.llms import LLM
 from rag_core.chat import read_ahead
 from rag_core.chat.checking import TurnFigures, chunks_in
 from rag_core.chat.components import ChatComponents
-from rag_core.chat.engine import DocentChatEngine, Retrieved, rule_rewrite
+from rag_core.chat.engine import DocentChatEngine, Retrieved, rule_rewrite, standing
 from rag_core.chat.evidence import preview_of
 from rag_core.chat.messages import (
     STOPPED_MARK,
@@ -145,11 +145,8 @@ class Turn:
         self.preview = preview_of(query if ruled else self.question, self.sources, idf)
         self._engine_timings()
         self.timings["preview_s"] = round(time.perf_counter() - self.started, 3)
-        self.served_by = {
-            "llm": c.llm_label(),
-            "rerank": c.rerank_label(reranker),
-            "condense": ruled[1] if ruled else "llm",
-        }
+        how = ruled[1] if ruled else "llm"
+        self.served_by = {"llm": c.llm_label(), "rerank": c.rerank_label(reranker), "condense": how}
 
     # ------------------------------------------------------------------ 2. the model
     @property
@@ -222,7 +219,8 @@ class Turn:
             bm25 = self.components.keywords.get(self._names)
             self._figures = TurnFigures(self.condensed_question, found.nodes, chunks_in(bm25), self.components.cover_of)
             evidence = self._figures.first(evidence)
-        messages = engine.messages(self._kept, evidence, self.question, self._summary) if evidence else None
+        asked = standing(self.question, self.condensed_question, self.served_by["condense"])
+        messages = engine.messages(self._kept, evidence, asked, self._summary) if evidence else None
         if messages is not None:
             engine.llm  # noqa: B018 - load the model now, timed, before the first word
             self.timings["prompt_tokens"] = sum(count_tokens(m.content or "") for m in messages)
