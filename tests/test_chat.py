@@ -44,9 +44,10 @@ def test_follow_up_is_condensed_from_history_and_stored(indexed, llm):
     assert [m.role for m in msgs] == ["user", "assistant", "user", "assistant"]
     assert msgs[-1].condensed_question == turn.condensed_question
     assert msgs[-1].sources[0]["page"] == 3
-    # the answering call saw the history from SQLite
+    # the answering call is the rewrite alone: the history from SQLite was the rewrite's
     chat = llm.chats[-1]
-    assert any(m.content == "Each pump draws 8 amperes." for m in chat)
+    assert [m.role for m in chat] == ["system", "user"]
+    assert chat[-1].content.endswith("Why can't two Zephyr pumps share one battery?")
 
 
 def test_condense_off_searches_with_the_typed_question(make_settings, llm, tmp_path):
@@ -185,7 +186,10 @@ def test_the_rewrite_sees_only_the_recent_history_within_its_budget(make_setting
     prompt = llm.prompts[-1]
     assert "Tell me about the Vega telescope." in prompt and "It has a 4 m mirror." in prompt
     assert "Orion" not in prompt  # the oldest exchange is beyond the rewrite's 40 tokens
-    # while the answering call still gets the whole memory (memory_token_limit)
+    assert not any("Orion" in (m.content or "") for m in llm.chats[-1])  # the rewrite is answered alone
+    # while a follow-up that stands as typed is answered after the whole memory (memory_token_limit)
+    llm.script(answers=["Ten years ago."])
+    ctx.chat.ask("When was the Vega telescope built?", sid)
     assert any("Orion" in (m.content or "") for m in llm.chats[-1])
 
 

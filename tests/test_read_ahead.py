@@ -80,10 +80,21 @@ def test_after_an_answer_the_model_reads_the_beginnings_of_both_follow_up_prompt
     follow = ctx.chat.ask("How much does it weigh?", sid)  # a pronoun: the model rewrites it
     assert follow.served_by["condense"] == "llm"
     # What was read ahead is where the follow-up's prompts begin: only the rest is new to the model.
+    # A rewritten follow-up is answered as it stands, without the conversation: its beginning is
+    # the system prompt the answers' slot holds; a self-contained one after the conversation.
     assert completion_to_chatml(llm.prompts[-1]).startswith(rewrite_start)
+    system_start = answer_start[: answer_start.index("<|im_start|>user")]
+    rewritten = messages_to_chatml(llm.chats[-1])
+    assert rewritten.startswith(system_start) and ANSWER not in rewritten
+    assert len(rewritten) > len(system_start)  # the sources and question follow
+    assert llm.done.wait(10)
+    [answer_start, _] = llm.read[-1]
+    llm.done.clear()
+    llm.script(answers=["It is 40 cm tall [1]."])
+    ctx.chat.ask("How tall is the Zephyr pump housing?", sid)  # self-contained: as typed, after the conversation
     assert messages_to_chatml(llm.chats[-1]).startswith(answer_start)
-    assert len(messages_to_chatml(llm.chats[-1])) > len(answer_start)  # the sources and question follow
-    assert llm.answered_in == [0, 0]  # both answers written in the slot that holds their beginning
+    assert len(messages_to_chatml(llm.chats[-1])) > len(answer_start)
+    assert llm.answered_in == [0, 0, 0]  # every answer written in the slot that holds its beginning
 
 
 def test_nothing_is_read_ahead_when_off_or_for_a_question_outside_a_session(reading):

@@ -114,13 +114,16 @@ def test_a_turn_given_up_for_the_next_question_is_answered_as_stopped_and_the_or
 
 
 def test_a_follow_up_made_to_stand_alone_is_asked_of_the_model_as_it_stands(ctx, three_docs, llm):
-    """"And for the Mars model?" after a question about the Zephyr pump: the answering prompt ends
-    with the rewrite (a small model given the bare follow-up after the history repeats the last
-    answer); a self-contained follow-up, and a first turn, as typed."""
+    """ "And for the quarter ended March 31, 2023?" after a question about the Zephyr pump: the
+    answering prompt is the rewrite alone, without the conversation (a small model given the bare
+    follow-up after the conversation repeats the last answer); a self-contained follow-up, and a
+    first turn, as typed after the conversation."""
     ctx.ingestion.ingest_paths([three_docs])
     sid = ctx.sessions.create().id
     llm.script(answers=["42 litres per minute [1].", "Not stated [1].", "Steamed [1]."])
-    ctx.chat.turn("How many litres per minute does the Zephyr pump deliver in the quarter ended June 30, 2023?", sid).result()
+    ctx.chat.turn(
+        "How many litres per minute does the Zephyr pump deliver in the quarter ended June 30, 2023?", sid
+    ).result()
     follow = ctx.chat.turn("And for the quarter ended March 31, 2023?", sid)
     follow.result()
     assert follow.served_by["condense"] == "rule"
@@ -129,7 +132,8 @@ def test_a_follow_up_made_to_stand_alone_is_asked_of_the_model_as_it_stands(ctx,
     first, second = llm.chats[0], llm.chats[1]
     assert first[-1].content.endswith("deliver in the quarter ended June 30, 2023?")
     assert second[-1].content.endswith(standalone) and "And for the quarter" not in second[-1].content
-    assert any("42 litres" in (m.content or "") for m in second[:-1])  # the history is still there
+    assert [m.role for m in second] == ["system", "user"]  # not the last answer, with its figure
     own = "How is green tea processed after picking?"
     ctx.chat.turn(own, sid).result()
     assert llm.chats[2][-1].content.endswith(own)
+    assert any("42 litres" in (m.content or "") for m in llm.chats[2][:-1])  # the conversation, before it

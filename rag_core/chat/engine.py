@@ -99,12 +99,16 @@ def rule_rewrite(question: str, history: list[ChatMessage]) -> tuple[str, str] |
     return None
 
 
-def standing(typed: str, condensed: str, how: str) -> str:
-    """The question an answering prompt ends with: a follow-up's standalone rewrite when a rule
-    or the LLM made one ("And in the latest 10-Q?" → "What was Intel's net revenue in its latest
-    10-Q?": a small model answering the bare follow-up after the history repeats the last
-    answer), else the question as typed (first turns, self-contained ones, an edited search)."""
-    return condensed if how in ("rule", "llm") and condensed.strip() else typed
+def standing(typed: str, condensed: str, how: str, history: list[ChatMessage]) -> tuple[str, list[ChatMessage]]:
+    """The question an answering prompt ends with, and the conversation before it: a follow-up's
+    standalone rewrite, alone, when a rule or the LLM made one ("And in the latest 10-Q?" →
+    "What was Intel's net revenue in its latest 10-Q?"), as LlamaIndex's condense-question
+    engine answers (a small model given the follow-up after the conversation repeats the last
+    answer's figure: docs/evaluation.md); else the question as typed after the conversation
+    (first turns, self-contained follow-ups, an edited search)."""
+    if how in ("rule", "llm") and condensed.strip():
+        return condensed, []
+    return typed, history
 
 
 @dataclass

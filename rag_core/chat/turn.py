@@ -219,8 +219,8 @@ class Turn:
             bm25 = self.components.keywords.get(self._names)
             self._figures = TurnFigures(self.condensed_question, found.nodes, chunks_in(bm25), self.components.cover_of)
             evidence = self._figures.first(evidence)
-        asked = standing(self.question, self.condensed_question, self.served_by["condense"])
-        messages = engine.messages(self._kept, evidence, asked, self._summary) if evidence else None
+        asked, kept = standing(self.question, self.condensed_question, self.served_by["condense"], self._kept)
+        messages = engine.messages(kept, evidence, asked, self._summary) if evidence else None
         if messages is not None:
             engine.llm  # noqa: B018 - load the model now, timed, before the first word
             self.timings["prompt_tokens"] = sum(count_tokens(m.content or "") for m in messages)
