@@ -1,13 +1,13 @@
 """Reading ahead: while the person reads an answer, the local model reads what the next
 question's prompts will begin with, so that a follow-up reads only its own part.
 
-A follow-up's prompts both begin with the conversation so far: the answer's (system prompt,
-summary, recent history, then the sources and the question) and, when no rule can complete the
-follow-up, the rewrite's (its fixed instructions and examples, then the conversation, then the
-question). Once an answer is stored, both beginnings are known. Read into llama.cpp's prompt
-cache then (its RAM cache keeps each prompt read, and a later prompt reuses the longest
-beginning it shares with one), a follow-up reads only the question and its sources, as a first
-turn does, instead of the last exchange twice over (docs/performance.md, "Follow-ups").
+When no rule can complete a follow-up, the rewrite's prompt begins with its fixed instructions
+and examples, then the conversation so far; once an answer is stored, that beginning is known.
+Read into llama.cpp's prompt cache then (its RAM cache keeps each prompt read, and a later
+prompt reuses the longest beginning it shares with one), the rewrite reads only the follow-up
+itself (docs/performance.md, "Follow-ups"). The answer's prompt of a follow-up made to stand
+alone begins with the system prompt (and summary) alone, which the answers' slot already
+holds; only a self-contained follow-up is answered after the conversation, which it reads.
 
 It delays a question by one piece at most: it reads in pieces of about two hundred tokens (3-4 s
 on two free cores) and stops before the next piece as soon as a generation waits for the model
@@ -49,7 +49,10 @@ def next_prompts(
         ChatMessage(role=MessageRole.ASSISTANT, content=answer),
     ]
     kept = components.memory(after, "").get()  # the window the next turn keeps, as it trims it
-    messages, rewrite = engine.next_prompts(kept, summary, MARK)
+    _, rewrite = engine.next_prompts(kept, summary, MARK)
+    # A follow-up made to stand alone is answered without the conversation (``engine.standing``):
+    # the answer's beginning both kinds share is the system prompt (and summary), already there.
+    messages, _ = engine.next_prompts([], summary, MARK)
     # up to the last message: where the prompt with it and the one without it part
     prompts = [_common_start(llm.chat_prompt(messages), llm.chat_prompt(messages[:-1]))]
     if rewrite is not None:
