@@ -369,3 +369,22 @@ def test_a_chinese_question_nothing_english_answers_gets_no_unrelated_passage(in
     llm.script(answers=["每分钟 42 升 [1]。"])
     named = indexed.chat.ask("Zephyr 水泵每分钟输送多少升水？")
     assert named.sources and named.sources[0]["file"] == "zephyr.pdf" and named.answer == "每分钟 42 升 [1]。"
+
+
+def test_the_engines_own_chat_interface_answers_a_rewritten_follow_up_as_it_stands(indexed, llm):
+    """LlamaIndex's ``BaseChatEngine.chat`` on Docent's engine: the history condenses the
+    follow-up, and the answer is asked the rewrite alone, as the chat service asks it."""
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+    c = indexed.chat.components
+    engine = c.engine(c.retriever(), indexed.models.llm, c.memory([], ""), None, lambda term: 1.0)
+    history = [
+        ChatMessage(role=MessageRole.USER, content="How much current does one Zephyr pump draw?"),
+        ChatMessage(role=MessageRole.ASSISTANT, content="Each pump draws 8 amperes."),
+    ]
+    llm.script(condense=["Why can't two Zephyr pumps share one battery?"], answers=["Because 16 A exceeds 10 A."])
+    response = engine.chat("And why can't it be two?", chat_history=history)
+    assert response.response == "Because 16 A exceeds 10 A." and engine.condensed_by == "llm"
+    chat = llm.chats[-1]
+    assert [m.role for m in chat] == ["system", "user"]
+    assert chat[-1].content.endswith("Why can't two Zephyr pumps share one battery?")

@@ -68,9 +68,12 @@ def test_the_next_turn_reads_the_answer_as_written_not_the_marks_that_quote_the_
     marked = ctx.chat.ask(QUARTER, session_id=sid).answer
     assert "⚠" in marked and ctx.sessions.messages(sid)[-1].content == marked  # shown and stored marked
     ctx.chat.ask("And its revenue?", session_id=sid)
+    assert written in llm.prompts[-1]  # the rewrite's prompt holds the answer as written
+    assert all("⚠" not in p for p in llm.prompts)  # not the marks
+    llm.script(answers=["Revenue was $1,350 million [1]."])
+    ctx.chat.ask("What was Acme's revenue for the quarter ended July 30, 2023?", session_id=sid)  # self-contained
     history = [m.content for m in llm.chats[-1] if m.role.value == "assistant"]
-    assert history == [written]
-    assert all("⚠" not in p for p in llm.prompts)  # nor in the rewrite's prompt
+    assert history[0] == written and all("⚠" not in h for h in history)  # the answer's prompt: as written too
 
 
 def test_the_cell_the_question_asks_for_is_the_first_evidence_the_model_reads(acme):

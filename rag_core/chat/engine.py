@@ -177,6 +177,12 @@ class DocentChatEngine(BaseChatEngine):
         self.condensed_by = "llm"
         return question
 
+    @property
+    def quotes(self) -> bool:
+        """Whether the answers quote the passages sharing most words with the question (the
+        ``extractive`` provider, no model): then a follow-up is answered as typed, as before."""
+        return getattr(self.llm.metadata, "model_name", "") == "extractive"
+
     def next_prompts(
         self, history: list[ChatMessage], summary: Summary | None, mark: str
     ) -> tuple[list[ChatMessage], str | None]:
@@ -267,7 +273,8 @@ class DocentChatEngine(BaseChatEngine):
         history = self._memory.get(input=message)
         question = self.condense(message, history)
         found = self.retrieve(question)
-        messages = self.messages(history, self.evidence(question, found.nodes), message) if found.nodes else None
+        asked, kept = standing(message, question, self.condensed_by, history)
+        messages = self.messages(kept, self.evidence(question, found.nodes), asked) if found.nodes else None
         source = ToolOutput(
             tool_name="retriever", content=str(found.nodes), raw_input={"message": question}, raw_output=found.nodes
         )

@@ -219,7 +219,8 @@ class Turn:
             bm25 = self.components.keywords.get(self._names)
             self._figures = TurnFigures(self.condensed_question, found.nodes, chunks_in(bm25), self.components.cover_of)
             evidence = self._figures.first(evidence)
-        asked, kept = standing(self.question, self.condensed_question, self.served_by["condense"], self._kept)
+        how = "typed" if evidence and engine.quotes else self.served_by["condense"]  # quoting: the words typed
+        asked, kept = standing(self.question, self.condensed_question, how, self._kept)
         messages = engine.messages(kept, evidence, asked, self._summary) if evidence else None
         if messages is not None:
             engine.llm  # noqa: B018 - load the model now, timed, before the first word

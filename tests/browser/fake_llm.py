@@ -36,18 +36,29 @@ def cited_answer(prompt: str, sentences: int = 2, padding: int = 1) -> str:
         return "The documents don't say."
     documents, question = found.groups()
     asked = {w.lower() for w in WORDS.findall(question) if len(w) > 3}
-    scored = []
+    candidates = []
     starts = list(SOURCE.finditer(documents))
     for i, head in enumerate(starts):
         body = documents[head.end() : starts[i + 1].start() if i + 1 < len(starts) else len(documents)]
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", body):
-            words = {w.lower() for w in WORDS.findall(sentence)}
             if sentence.strip() and sentence.strip() != "…":
-                scored.append((len(asked & words), -int(head.group(1)), sentence.strip().rstrip("."), head.group(1)))
+                candidates.append(({w.lower() for w in WORDS.findall(sentence)}, head.group(1), sentence))
+    # a word of the question in few sentences says more than one in many ("budget" over "Orion")
+    held = {w: sum(w in words for words, _, _ in candidates) for w in asked}
+    scored = [
+        (
+            round(sum(1 / held[w] for w in asked & words), 6),
+            max((1 / held[w] for w in asked & words), default=0.0),  # a tie: the rarest word's sentence
+            -int(n),
+            sentence.strip().rstrip("."),
+            n,
+        )
+        for words, n, sentence in candidates
+    ]
     best = sorted(scored, reverse=True)[:sentences]
     if not best:
         return "The documents don't say."
-    return " ".join(f"{s} [{n}]." for _, _, s, n in best) + " " + " ".join([PADDING] * padding)
+    return " ".join(f"{s} [{n}]." for _, _, _, s, n in best) + " " + " ".join([PADDING] * padding)
 
 
 class FakeOpenAI(BaseHTTPRequestHandler):
