@@ -273,7 +273,9 @@ class DocentChatEngine(BaseChatEngine):
         history = self._memory.get(input=message)
         question = self.condense(message, history)
         found = self.retrieve(question)
-        asked, kept = standing(message, question, self.condensed_by, history)
+        asked, kept = standing(
+            message, question, "typed" if found.nodes and self.quotes else self.condensed_by, history
+        )
         messages = self.messages(kept, self.evidence(question, found.nodes), asked) if found.nodes else None
         source = ToolOutput(
             tool_name="retriever", content=str(found.nodes), raw_input={"message": question}, raw_output=found.nodes

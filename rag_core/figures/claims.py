@@ -89,10 +89,9 @@ def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
             elif ask is not None and concepts(terms) <= concepts(ask.terms):  # the question's qualifiers ("diluted")
                 terms |= {t for t in ask.terms if not t.startswith("§")} - {k for a in asks for k in a.entities}
             period, listed = said, set(_dates(before))
+            # "the quarters ended July 1 and October 29": the one the question asks of this company
             if ask is not None and len(listed) > 1 and said.end in listed and ask.period.end in listed:
-                period = replace(
-                    period, end=ask.period.end
-                )  # "the quarters ended July 1 and October 29": the one asked
+                period = replace(period, end=ask.period.end)
             if i in respectively[1]:
                 period = Period(period.months, respectively[1][i], period.fiscal_year, period.quarter)
             if not period.known and not relative:
