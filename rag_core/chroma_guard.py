@@ -7,21 +7,35 @@ traceback in the chat and four in the CLI. So every call Docent makes on the Chr
 and on its collection goes through ``Guarded``, which turns those into
 ``ChromaUnavailableError`` ("the Chroma server at host:port does not answer") and
 ``DiskFullError`` ("the disk holding <dir> is full (N MB free)"); anything else passes
-through unchanged. Nothing is retried here: the caller keeps what it was asked (the
+through unchanged. Writes are not retried here: the caller keeps what it was asked (the
 question, the file) so that it can be done again once the server answers, and the next
 call simply tries again, so no restart is needed.
+
+One failure is retried: a *read* of the embedded index that met another process's write.
+An embedded client that reopens after another process wrote brings its vector segment up
+to date from Chroma's log on its first read ("backfill"), outside the folder's write lock;
+while the writer is applying the same log, that read can fail with ``InternalError: Error
+sending backfill request to compactor: Failed to apply logs to the hnsw segment writer``
+(about one read in a hundred while another process indexed small files, measured). Read
+again a moment later, it succeeds; after ``READ_RETRIES_S`` it is an ``IndexBusyError`` that
+says so, not a traceback.
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_core.errors import ChromaUnavailableError, DocentError, disk_full
+from rag_core.errors import ChromaUnavailableError, DocentError, IndexBusyError, disk_full
+
+READS = frozenset({"count", "get", "query", "peek"})  # calls that change nothing: safe to repeat
+READ_RETRIES_S = (0.05, 0.2, 0.5, 1.0)  # waits before reading again (1.75 s in all)
+_MET_A_WRITE = ("backfill", "Failed to apply logs")  # Chroma's words for a read that met a write
 
 
 @dataclass(frozen=True)
@@ -68,6 +82,11 @@ def translated(place: ChromaPlace) -> Iterator[None]:
         raise
 
 
+def met_a_write(error: BaseException) -> bool:
+    """Whether ``error`` is Chroma's failure of a read that met another process's write."""
+    return type(error).__name__ == "InternalError" and any(words in str(error) for words in _MET_A_WRITE)
+
+
 class Guarded:
     """A Chroma client or collection whose method calls go through ``translated``;
     attributes (``metadata``, ``name``) are read as they are."""
@@ -83,8 +102,20 @@ class Guarded:
 
         @functools.wraps(value)
         def call(*args: Any, **kwargs: Any) -> Any:
-            with translated(self._place):
-                return value(*args, **kwargs)
+            waits = iter(READ_RETRIES_S if name in READS and not self._place.host else ())
+            while True:
+                try:
+                    with translated(self._place):
+                        return value(*args, **kwargs)
+                except Exception as e:
+                    if not met_a_write(e):
+                        raise
+                    wait = next(waits, None)
+                    if wait is None:
+                        if name not in READS or self._place.host:
+                            raise
+                        raise IndexBusyError(self._place.folder, str(e)[:160]) from e
+                    time.sleep(wait)
 
         return call
 

@@ -227,6 +227,14 @@ class WriteLock:
                 if outermost:
                     self._bump()
 
+    @contextmanager
+    def quiet(self, wait: bool = True, on_wait: Callable[[], None] | None = None) -> Iterator[bool]:
+        """The lock held for something that must not meet a write but writes nothing of
+        Docent's (an embedded Chroma view read for the first time): no catch-up, and the
+        generation is left as it is, so nobody else reopens for it."""
+        with self._lock.hold(wait, on_wait=on_wait) as acquired:
+            yield acquired
+
     def held_elsewhere(self) -> bool:
         """True when another process (or another thread here) is writing right now."""
         return self._lock.held_elsewhere()

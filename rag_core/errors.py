@@ -77,6 +77,17 @@ class ChromaUnavailableError(DocentError):
         )
 
 
+class IndexBusyError(DocentError):
+    """Another process was writing the embedded index while this one read it, and reading
+    again did not get past it; nothing was changed."""
+
+    def __init__(self, folder: Path, why: str) -> None:
+        super().__init__(
+            f"The index in {folder} could not be read just now: another process (an upload, the CLI) is writing "
+            f"to it ({why}). Try again in a moment; nothing is lost."
+        )
+
+
 class DiskFullError(DocentError):
     """A write failed because the disk holding the data folder is full. ``short`` is the
     cause alone ("the disk holding … is full (N MB free)"), for messages that say what failed."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -25,7 +24,8 @@ from llama_index.core.schema import TextNode
 from llama_index.core.storage.docstore.keyval_docstore import KVDocumentStore
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
-from rag_core.chroma_guard import ChromaPlace, Guarded, translated
+from rag_core.chroma_client import chroma_client, place_of, reopen_chroma
+from rag_core.chroma_guard import Guarded
 from rag_core.datadir import WriteLock, library_key
 from rag_core.errors import IndexMismatchError
 from rag_core.providers.embeddings import embedding_dimension
@@ -42,27 +42,6 @@ from rag_core.storage.keyword_index import KeywordIndex, MirroredChroma, stored_
 from rag_core.storage.kvstore import DatabaseKVStore
 
 logger = logging.getLogger(__name__)
-
-
-def _chroma_client(settings: DocentSettings) -> Any:
-    # Telemetry off before chromadb is imported anywhere else in this process.
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
-
-    chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=True)
-    place = _place(settings)
-    with translated(place):  # a server that does not answer, a disk too full to open the index
-        if settings.chroma_host:
-            client = chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
-        else:
-            settings.paths.chroma.mkdir(parents=True, exist_ok=True)
-            client = chromadb.PersistentClient(path=str(settings.paths.chroma), settings=chroma_settings)
-    return Guarded(client, place)
-
-
-def _place(settings: DocentSettings) -> ChromaPlace:
-    return ChromaPlace(settings.data_dir, settings.chroma_host, settings.chroma_port)  # the folder a user knows
 
 
 class VectorIndex:
@@ -84,8 +63,11 @@ class VectorIndex:
         self.notices: list[str] = list(self.store.notices)  # what opening the index had to repair
         self.keywords: KeywordIndex = self.store.keywords
         self._docstore = KVDocumentStore(self.store.kvstore, namespace=self._namespace)
-        self.client = _chroma_client(settings)
+        self.client = chroma_client(settings)
         self._open_collection()
+        if not settings.chroma_host:  # the first read of an embedded view, under the lock (``_catch_up``)
+            with self._writer.quiet(wait=True, on_wait=self._waiting):
+                self._collection.count()
         self._migrate()
 
     def take_notices(self) -> list[str]:
@@ -99,7 +81,7 @@ class VectorIndex:
             metadata={"hnsw:space": "cosine", "embed_model": self.embed_name, "embed_dim": self.embed_dim},
             embedding_function=None,
         )
-        self._collection = Guarded(collection, _place(self.settings))  # every call: Chroma's failures said plainly
+        self._collection = Guarded(collection, place_of(self.settings))  # every call: Chroma's failures said plainly
         self._vector_store = MirroredChroma(self._collection, self.keywords)
 
     def _migrate(self) -> None:
@@ -132,17 +114,32 @@ class VectorIndex:
 
     def _catch_up(self) -> None:
         """Reopen Chroma if another writer changed it since we looked. Nothing to do while
-        this process holds the write lock: nobody else can write then."""
+        this process holds the write lock: nobody else can write then.
+
+        A reopened embedded view brings its segments up to date from Chroma's log on its first
+        read: a write to the segment files, which must not meet another process's. Found with
+        a search beside an ingest in another process: Chroma's "Failed to apply logs to the
+        hnsw segment writer", or the searching process killed by a segmentation fault. So the
+        reopen and that first read happen under the write lock (``quiet``: nothing is marked
+        changed); while another process holds it, the last view is kept (the keyword rows are
+        read as they are) and the next read tries again."""
         if self._writer.depth:
             return
-        self._writer.catch_up(self._reload)
+        if self.settings.chroma_host or self._writer.generation() == self._writer.seen:
+            self._writer.catch_up(self._reload)
+            return
+        with self._writer.quiet(wait=False) as held:
+            if held:
+                self._writer.catch_up(self._reload)
 
     def _reload(self) -> None:
         logger.info("another process wrote to %s: reopening the vector index", self.settings.data_dir)
         with self._lock:
             if not self.settings.chroma_host:  # a server is shared, so always current
-                self.client = _reopen_chroma(self.client, self.settings)
+                self.client = reopen_chroma(self.client, self.settings)
             self._open_collection()
+            if not self.settings.chroma_host:
+                self._collection.count()  # the first read, up to date from the log, while nobody writes
             self._version += 1
 
     # ------------------------------------------------------------------ one writer
@@ -155,13 +152,11 @@ class VectorIndex:
         Taking it first catches up with what others wrote, so that a read-modify-write of
         Chroma starts from the current state."""
 
-        def waiting() -> None:
-            logger.info(
-                "waiting for the write lock of %s: another process or upload is writing", self.settings.data_dir
-            )
-
-        with self._writer.hold(wait, on_wait=waiting, catch_up=self._reload) as acquired:
+        with self._writer.hold(wait, on_wait=self._waiting, catch_up=self._reload) as acquired:
             yield acquired
+
+    def _waiting(self) -> None:
+        logger.info("waiting for the write lock of %s: another process or upload is writing", self.settings.data_dir)
 
     def held_elsewhere(self) -> bool:
         """True when another process (or another thread here) is writing right now."""
@@ -341,20 +336,3 @@ def _write_lock(settings: DocentSettings) -> Any:
 
         return PostgresWriteLock(settings.database)
     return WriteLock(settings.data_dir)
-
-
-def _reopen_chroma(client: Any, settings: DocentSettings) -> Any:
-    """A new embedded client on the same folder that reads the segments afresh.
-
-    chromadb keeps one ``System`` per path in a process (``SharedSystemClient``), and its
-    vector segments are loaded once: a new client on that path would share the stale one.
-    So the cached system is dropped from that table first. It is not stopped: collections
-    still held elsewhere in this process keep working on it until they reopen as well."""
-    from chromadb.api.shared_system_client import SharedSystemClient
-
-    identifier = getattr(client, "_identifier", None)
-    if identifier is not None:
-        with SharedSystemClient._refcount_lock:
-            SharedSystemClient._identifier_to_system.pop(identifier, None)
-            SharedSystemClient._identifier_to_refcount.pop(identifier, None)
-    return _chroma_client(settings)

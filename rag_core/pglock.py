@@ -198,6 +198,31 @@ class PostgresWriteLock:
         finally:
             self._threads.release()
 
+    @contextmanager
+    def quiet(self, wait: bool = True, on_wait: Callable[[], None] | None = None) -> Iterator[bool]:
+        """``WriteLock.quiet``: held without a catch-up or a new generation."""
+        if not self._threads.acquire(blocking=False):
+            if not wait:
+                yield False
+                return
+            if on_wait is not None:
+                on_wait()
+            self._threads.acquire()
+        try:
+            outermost = self.depth == 0
+            if outermost and not self._take(wait, on_wait):
+                yield False
+                return
+            self._local.depth = self.depth + 1
+            try:
+                yield True
+            finally:
+                self._local.depth = self.depth - 1
+                if outermost:
+                    self._let_go()
+        finally:
+            self._threads.release()
+
     def held_elsewhere(self) -> bool:
         """True when another process (or another thread here) is writing right now."""
         if self.depth:

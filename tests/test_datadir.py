@@ -35,3 +35,21 @@ def test_every_command_names_the_file_in_the_way(tmp_path):
             f"error: The data folder {taken} is a file, not a folder. Point DOCENT_DATA_DIR (or --data-dir) at a "
             "folder: it is created if missing.\n"
         ), p.stderr
+
+
+def test_a_quiet_hold_keeps_writers_out_but_marks_nothing_changed(tmp_path):
+    """``WriteLock.quiet``: the first read of a reopened Chroma view holds the lock, so no writer
+    meets it, without telling every other process to reopen in turn."""
+    from rag_core.datadir import WriteLock
+
+    lock, other = WriteLock(tmp_path), WriteLock(tmp_path)
+    with lock.hold():
+        pass
+    token = lock.generation()
+    with lock.quiet(wait=False) as held:
+        assert held
+        with other.hold(wait=False) as writer:
+            assert writer is False  # a writer is kept out meanwhile
+    assert lock.generation() == token
+    with other.hold(wait=False) as writer:
+        assert writer is True and other.generation() != token

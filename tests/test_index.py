@@ -127,3 +127,47 @@ def test_an_empty_library_searched_then_filled_by_another_process_is_searched_ag
     assert ran.returncode == 0 and json_lines(ran.stdout)[0]["status"] == "indexed"
     assert not ctx.index.is_empty()
     assert ctx.chat.retrieve("Axolotls regrow limbs")[0]["file"] == "other.txt"
+
+
+_HOLD = """
+import sys
+from pathlib import Path
+from rag_core.datadir import WRITE_LOCK_FILE
+from rag_core.files import FolderLock
+with FolderLock(Path(sys.argv[1]) / WRITE_LOCK_FILE).hold():
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_view_is_reopened_only_while_no_other_process_writes(make_settings, llm, tmp_path):
+    """Found with real processes (an app searching beside a CLI indexing 900 small files): the
+    first read of a reopened embedded view brings it up to date from Chroma's log, and beside
+    another process's write it failed ("Failed to apply logs to the hnsw segment writer") or
+    killed the searching process (segmentation fault, 2 runs of 2). Now the view is reopened
+    and first read under the write lock; while another process holds it, the last one is searched."""
+    ctx = build_context(make_settings(), llm=llm)
+    (tmp_path / "first.txt").write_text("Quokkas live on Rottnest Island.")
+    assert ctx.ingestion.ingest_file(tmp_path / "first.txt").status == "indexed"
+    other = tmp_path / "other.txt"
+    other.write_text("Axolotls regrow their limbs.")
+    ran = cli(ctx.settings.data_dir, "ingest", str(other), "--json")
+    assert ran.returncode == 0 and json_lines(ran.stdout)[0]["status"] == "indexed"
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(ctx.settings.data_dir)],
+        cwd=ROOT, env=cli_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        before = ctx.index.version
+        assert ctx.chat.retrieve("Quokkas Rottnest")[0]["file"] == "first.txt"  # the last view, no error
+        assert ctx.index.version == before  # not reopened while the other process holds the lock
+    finally:
+        holder.communicate("\n", timeout=30)
+    assert ctx.chat.retrieve("Axolotls regrow limbs")[0]["file"] == "other.txt"
+    assert ctx.index.version != before  # reopened once the lock was free
+    (tmp_path / "third.txt").write_text("Pangolins have scales.")
+    assert ctx.ingestion.ingest_file(tmp_path / "third.txt").status == "indexed"
+    assert ctx.index.docstore_names() == {"first.txt", "other.txt", "third.txt"}
+    assert check(ctx)[0] == []

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOORS = [
     {"errors", "files", "text", "payloads", "prompts", "offline", "pdfium", "datadir", "postgres", "pglock", "figures"},
     {"settings"},
-    {"storage", "loaders", "providers", "model_store", "index", "chroma_guard", "outline", "serving"},
+    {"storage", "loaders", "providers", "model_store", "index", "chroma_guard", "chroma_client", "outline", "serving"},
     {"ingestion", "recovery", "retrieval", "entities", "chat", "viewer", "suggestions", "jobs", "exchange", "health"},
     {"context"},
     {"cli", "evaluation", "bench", "__main__", "__init__"},

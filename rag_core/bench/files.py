@@ -214,7 +214,10 @@ def bench_visible(ctx: Any, trials: int = 3) -> dict[str, Any]:
             indexed = time.time()
             if result.status != "indexed":
                 return {"visible_error": result.reason}
-            found = json.loads(reader.stdout.readline())["found"]
+            line = reader.stdout.readline()
+            if not line:  # it failed: say so beside the other figures instead of losing them
+                return {"visible_error": f"the reader process ended ({reader.wait(10)})"}
+            found = json.loads(line)["found"]
             delays.append(max(0.0, found - indexed))
     finally:
         reader.kill()
@@ -244,9 +247,11 @@ def run_files(settings: DocentSettings, growth: int, uploads: int, report: Any) 
     report(f"visible: {json.dumps(result['visible'])}")
     report(f"{growth} small files through the CLI (hash embedding)…")
     result["growth"] = bench_growth(settings, files=growth)
+    report(f"growth: {json.dumps(result['growth'])}")
     if uploads:
         report(f"{uploads} small files through the app's upload path…")
         result["app"] = bench_app_uploads(settings, files=uploads)
+        report(f"app: {json.dumps(result['app'])}")
     result["seconds"] = round(time.perf_counter() - started, 1)
     targets = {}
     for name, (section, key, target, sense) in FILE_TARGETS.items():
