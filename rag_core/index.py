@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,6 +43,7 @@ from rag_core.storage.keyword_index import KeywordIndex, MirroredChroma, stored_
 from rag_core.storage.kvstore import DatabaseKVStore
 
 logger = logging.getLogger(__name__)
+FIRST_READ_WAIT_S = 5.0  # how long a new view waits for another process's write to end before reading beside it
 
 
 class VectorIndex:
@@ -65,10 +67,26 @@ class VectorIndex:
         self._docstore = KVDocumentStore(self.store.kvstore, namespace=self._namespace)
         self.client = chroma_client(settings)
         self._open_collection()
-        if not settings.chroma_host:  # the first read of an embedded view, under the lock (``_catch_up``)
-            with self._writer.quiet(wait=True, on_wait=self._waiting):
-                self._collection.count()
+        if not settings.chroma_host:
+            self._first_read()
         self._migrate()
+
+    def _first_read(self) -> None:
+        """The embedded view's first read under the write lock (see ``_catch_up``), waiting
+        ``FIRST_READ_WAIT_S`` at most: a process that writes longer (a large PDF being embedded,
+        or one stopped half-way) must not keep this one from starting (``check`` tells such an
+        ingest from an interrupted one); then the view is read beside it, as before."""
+        deadline = time.monotonic() + FIRST_READ_WAIT_S
+        waited = False
+        while True:
+            with self._writer.quiet(wait=False) as held:
+                if held or time.monotonic() >= deadline:
+                    self._collection.count()
+                    return
+            if not waited:
+                self._waiting()
+                waited = True
+            time.sleep(0.05)
 
     def take_notices(self) -> list[str]:
         """What opening the index had to repair or move (once: the next context does not repeat it)."""
