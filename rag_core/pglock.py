@@ -169,6 +169,20 @@ class PostgresWriteLock:
         on_wait: Callable[[], None] | None = None,
         catch_up: Callable[[], None] | None = None,
     ) -> Iterator[bool]:
+        with self._held(wait, on_wait, catch_up, mark=True) as acquired:
+            yield acquired
+
+    @contextmanager
+    def quiet(self, wait: bool = True, on_wait: Callable[[], None] | None = None) -> Iterator[bool]:
+        """``WriteLock.quiet``: held without a catch-up or a new generation."""
+        with self._held(wait, on_wait, None, mark=False) as acquired:
+            yield acquired
+
+    @contextmanager
+    def _held(
+        self, wait: bool, on_wait: Callable[[], None] | None, catch_up: Callable[[], None] | None, mark: bool
+    ) -> Iterator[bool]:
+        """The lock; ``mark``: catch up when taken and mark the generation changed (``hold``)."""
         if not self._threads.acquire(blocking=False):
             if not wait:
                 yield False
@@ -183,7 +197,7 @@ class PostgresWriteLock:
                 return
             self._local.depth = self.depth + 1
             try:
-                if outermost:
+                if outermost and mark:
                     with self._mutex, postgres.translated(self.url):
                         if catch_up is not None:
                             self.catch_up(catch_up)
@@ -192,33 +206,9 @@ class PostgresWriteLock:
             finally:
                 self._local.depth = self.depth - 1
                 if outermost:
-                    with contextlib.suppress(Exception):  # the server went away: its lock went with it
-                        self._bump()
-                    self._let_go()
-        finally:
-            self._threads.release()
-
-    @contextmanager
-    def quiet(self, wait: bool = True, on_wait: Callable[[], None] | None = None) -> Iterator[bool]:
-        """``WriteLock.quiet``: held without a catch-up or a new generation."""
-        if not self._threads.acquire(blocking=False):
-            if not wait:
-                yield False
-                return
-            if on_wait is not None:
-                on_wait()
-            self._threads.acquire()
-        try:
-            outermost = self.depth == 0
-            if outermost and not self._take(wait, on_wait):
-                yield False
-                return
-            self._local.depth = self.depth + 1
-            try:
-                yield True
-            finally:
-                self._local.depth = self.depth - 1
-                if outermost:
+                    if mark:
+                        with contextlib.suppress(Exception):  # the server went away: its lock went with it
+                            self._bump()
                     self._let_go()
         finally:
             self._threads.release()
