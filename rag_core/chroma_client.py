@@ -3,14 +3,11 @@ the data folder, reopened when another process wrote to it (``rag_core.index``).
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
 from rag_core.chroma_guard import ChromaPlace, Guarded, translated
 from rag_core.settings import DocentSettings
-
-logger = logging.getLogger(__name__)
 
 
 def chroma_client(settings: DocentSettings) -> Any:

@@ -13,12 +13,12 @@ call simply tries again, so no restart is needed.
 
 One failure is retried: a *read* of the embedded index that met another process's write.
 An embedded client that reopens after another process wrote brings its vector segment up
-to date from Chroma's log on its first read ("backfill"), outside the folder's write lock;
-while the writer is applying the same log, that read can fail with ``InternalError: Error
-sending backfill request to compactor: Failed to apply logs to the hnsw segment writer``
-(about one read in a hundred while another process indexed small files, measured). Read
-again a moment later, it succeeds; after ``READ_RETRIES_S`` it is an ``IndexBusyError`` that
-says so, not a traceback.
+to date from Chroma's log on its first read ("backfill"); beside the writer applying the same
+log, that read failed with ``InternalError: Error sending backfill request to compactor:
+Failed to apply logs to the hnsw segment writer`` (or crashed the process). ``rag_core.index``
+now makes that first read under the write lock; where it cannot (a writer busy for longer
+than a new process waits), such a read is read again a moment later, and after
+``READ_RETRIES_S`` it is an ``IndexBusyError`` that says so, not a traceback.
 """
 
 from __future__ import annotations

@@ -143,9 +143,11 @@ class VectorIndex:
         read as they are) and the next read tries again."""
         if self._writer.depth:
             return
-        if self.settings.chroma_host or self._writer.generation() == self._writer.seen:
+        if self.settings.chroma_host:
             self._writer.catch_up(self._reload)
             return
+        if self._writer.generation() == self._writer.seen:
+            return  # nobody wrote: nothing to reopen (the usual case, on every read)
         with self._writer.quiet(wait=False) as held:
             if held:
                 self._writer.catch_up(self._reload)
