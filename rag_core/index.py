@@ -273,15 +273,25 @@ class VectorIndex:
         from rag_core.storage.keyword_index import to_node
 
         nodes: list[TextNode] = []
-        total = self.collection.count()
         where = {"doc_key": {"$in": list(names)}} if names else None
-        for offset in range(0, total, 5000):
+        offset = 0
+        while True:  # pages of 5,000 until a short one (no count first: it grows with the collection)
             got = self.collection.get(include=["metadatas", "documents"], where=where, limit=5000, offset=offset)
             for id_, meta, text in zip(got["ids"], got["metadatas"], got["documents"]):
                 nodes.append(to_node(id_, dict(meta or {}), text or ""))
-            if where is not None and len(got["ids"]) < 5000:
-                break
-        return nodes
+            if len(got["ids"]) < 5000:
+                return nodes
+            offset += 5000
+
+    def document_nodes(self, name: str) -> list[TextNode]:
+        """One document's chunks, read from the keyword index: it holds the very nodes the
+        vector store gives back, written in the same call. Chroma's filtered read grows with
+        the collection (docs/performance.md, "Many small files"); this one does not."""
+        return self.keywords.doc_nodes(name)
+
+    def mirrored_chunks(self, name: str) -> int:
+        """One document's chunks in the keyword index (``chunk_count`` asks Chroma)."""
+        return self.keywords.docs([name]).get(name, 0)
 
     def _chunk_batches(self, total: int, names: list[str] | None = None) -> Iterator[list]:
         """The chunks Chroma holds as keyword index records, 5,000 at a time."""

@@ -246,3 +246,21 @@ def test_a_named_pipe_is_refused_at_once_never_opened(ctx, tmp_path):
         ("real.txt", "indexed", ""),
     ]
     assert check(ctx)[0] == []
+
+
+def test_the_keyword_mirror_gives_back_a_documents_chunks_as_chroma_does(ctx, three_docs):
+    """Reading what a document is about and its chunk count ask the keyword index, not Chroma:
+    both must hold the same chunks, down to their metadata."""
+    ctx.ingestion.ingest_paths([three_docs])
+    for record in ctx.ingestion.documents():
+        mirrored = {n.node_id: n for n in ctx.index.document_nodes(record.name)}
+        stored = {n.node_id: n for n in ctx.index.all_nodes([record.name])}
+        assert mirrored.keys() == stored.keys() and len(stored) == record.chunks == ctx.index.chunk_count(record.name)
+        for node_id, node in stored.items():
+            twin = mirrored[node_id]
+            assert (twin.get_content(), twin.metadata, twin.ref_doc_id, twin.start_char_idx) == (
+                node.get_content(),
+                node.metadata,
+                node.ref_doc_id,
+                node.start_char_idx,
+            )

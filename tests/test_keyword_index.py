@@ -255,3 +255,15 @@ def test_postgres_processes_share_one_index_and_libraries_stay_apart(pg_url):
     assert a.db.applied_migrations() == ["pk001_keywords"] == ana.db.applied_migrations()
     b.delete_docs(["q3.pdf"])
     assert a.docs() == {} and a.rows_with("revenue") == []
+
+
+def test_a_documents_nodes_come_back_in_the_order_written_and_only_its_own(index):
+    records = corpus(random.Random(9))
+    index.add(records)
+    doc = records[-1].doc
+    index.delete_refs([records[-1].ref_doc_id])
+    want = [r.node_id for r in records if r.doc == doc and r.ref_doc_id != records[-1].ref_doc_id]
+    got = index.doc_nodes(doc)
+    assert want and [n.node_id for n in got] == want
+    assert [n.get_content() for n in got] == [r.text for r in records if r.node_id in want]
+    assert index.doc_nodes("no such document.pdf") == []

@@ -209,3 +209,31 @@ def test_reciprocal_rank_fusion_rewards_agreement_and_scales_rank_one_to_one():
     }
     lists = [[NodeWithScore(node=a), NodeWithScore(node=b)], [NodeWithScore(node=a), NodeWithScore(node=c)]]
     assert [h.node.node_id for h in interleave(lists, 3)] == ["a", "b", "c"]  # a once, then each list's second
+
+
+def test_a_vector_query_gives_what_llamaindexs_chroma_store_gives(ctx, three_docs):
+    """The nearest chunks' text and metadata come from the keyword index, not Chroma's read of
+    them: the same nodes and scores as LlamaIndex's own ``ChromaVectorStore``; a chunk the
+    keyword index lacks is read from Chroma."""
+    from llama_index.core.vector_stores.types import VectorStoreQuery
+    from llama_index.vector_stores.chroma import ChromaVectorStore
+
+    from rag_core.retrieval.spans import doc_filter
+
+    ctx.ingestion.ingest_paths([three_docs])
+    plain = ChromaVectorStore(chroma_collection=ctx.index.collection)
+    embedding = ctx.embed_model.get_query_embedding("litres per minute of the Zephyr pump")
+
+    def asked(store, names=None):
+        got = store.query(VectorStoreQuery(query_embedding=embedding, similarity_top_k=4, filters=doc_filter(names)))
+        return [
+            (n.node_id, n.get_content(), n.metadata, n.ref_doc_id, round(s, 9))
+            for n, s in zip(got.nodes, got.similarities)
+        ]
+
+    ours = asked(ctx.index.vector_store)
+    assert len(ours) == 4 and ours == asked(plain)
+    assert any(meta["file_name"] == "zephyr.pdf" for _, _, meta, _, _ in ours)
+    assert asked(ctx.index.vector_store, ["tea.md"]) == asked(plain, ["tea.md"]) != []
+    ctx.index.keywords.delete_docs(["zephyr.pdf"])  # the mirror lacks a document Chroma still holds
+    assert asked(ctx.index.vector_store) == ours

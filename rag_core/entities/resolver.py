@@ -30,7 +30,7 @@ COVER_PARTS = 3  # a name on this many pages of a document (fewer for a short on
 
 def read_and_keep(index: VectorIndex, registry: DocumentRegistry, name: str, sha256: str) -> Profile:
     """Read ``name``'s profile from its stored chunks and keep it in the registry."""
-    nodes = index.all_nodes([name])
+    nodes = index.document_nodes(name)
     ordered = sorted(
         nodes,
         key=lambda n: (

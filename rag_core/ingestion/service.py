@@ -281,7 +281,7 @@ class IngestionService:
             self._keep_copy(path, target)
             if loaded.ocr:  # the line boxes of OCR'd pages, for the viewer (and a re-read skips OCR)
                 atomic_write(sidecar, sidecar_json(loaded.ocr).encode("utf-8"))
-            chunks = self.index.chunk_count(target)
+            chunks = self.index.mirrored_chunks(target)
             self._read_subjects(target, sha)
             self.registry.mark_indexed(target, loaded.pages, chunks)
             self.markers.drop(target)

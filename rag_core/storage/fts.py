@@ -166,6 +166,14 @@ class SQLiteKeywordIndex(KeywordTables, KeywordIndex):
             )
         }
 
+    def doc_nodes(self, doc: str) -> list[TextNode]:
+        rows = self.db.query(
+            "SELECT c.node_id, c.text, c.meta FROM kw_chunks c JOIN kw_docs d ON d.docno = c.docno"
+            " WHERE d.doc = ? ORDER BY c.id",
+            (doc,),
+        )
+        return [to_node(node_id, unpack_meta(meta), text) for node_id, text, meta in rows]
+
     def nodes_by_id(self, node_ids: Iterable[str]) -> dict[str, tuple[int, TextNode]]:
         return {
             node_id: (rowid, to_node(node_id, unpack_meta(meta), text))

@@ -21,12 +21,14 @@ position names one chunk for as long as it exists.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from llama_index.core.schema import BaseNode, MetadataMode, TextNode
+from llama_index.core.vector_stores.types import VectorStoreQueryResult
 from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
 from llama_index.vector_stores.chroma import ChromaVectorStore
 from pydantic import PrivateAttr
@@ -184,6 +186,10 @@ class KeywordIndex(ABC):
         """The nodes at these positions, as the vector store gives them back."""
 
     @abstractmethod
+    def doc_nodes(self, doc: str) -> list[TextNode]:
+        """Every chunk of one document, as the vector store gives it back (in the order written)."""
+
+    @abstractmethod
     def nodes_by_id(self, node_ids: Iterable[str]) -> dict[str, tuple[int, TextNode]]:
         """Node id → (position, node), for the ids that exist."""
 
@@ -197,7 +203,12 @@ class KeywordIndex(ABC):
 
 
 class MirroredChroma(ChromaVectorStore):
-    """Chroma, with every chunk it adds or deletes added to or deleted from the keyword index."""
+    """Chroma, with every chunk it adds or deletes added to or deleted from the keyword index.
+
+    A vector query asks Chroma for the nearest ids and their distances only, and takes the
+    chunks' text and metadata from the keyword index, which holds the very same: Chroma's
+    read of them was a third of a hybrid search at 100,000 chunks (docs/performance.md). An
+    id the keyword index lacks is read from Chroma, as before."""
 
     _keywords: KeywordIndex = PrivateAttr()
 
@@ -213,3 +224,27 @@ class MirroredChroma(ChromaVectorStore):
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         super().delete(ref_doc_id, **delete_kwargs)
         self._keywords.delete_refs([ref_doc_id])
+
+    def _query(
+        self, query_embeddings: list[float], n_results: int, where: dict, **kwargs: Any
+    ) -> VectorStoreQueryResult:
+        if "include" in kwargs:  # the caller chose what Chroma returns: LlamaIndex's own path
+            return super()._query(query_embeddings, n_results, where, **kwargs)
+        if where:
+            kwargs["where"] = where
+        got = self._collection.query(
+            query_embeddings=query_embeddings, n_results=n_results, include=["distances"], **kwargs
+        )
+        ids, distances = got["ids"][0], (got["distances"] or [[]])[0]
+        nodes: dict[str, BaseNode] = {key: node for key, (_, node) in self._keywords.nodes_by_id(ids).items()}
+        missing = [i for i in ids if i not in nodes]
+        if missing:
+            rest = self._collection.get(ids=missing, include=["documents", "metadatas"])
+            for node_id, meta, text in zip(rest["ids"], rest["metadatas"] or [], rest["documents"] or [], strict=True):
+                nodes[node_id] = to_node(node_id, dict(meta or {}), text or "")
+        found = [(i, d) for i, d in zip(ids, distances, strict=True) if i in nodes]
+        return VectorStoreQueryResult(
+            nodes=[nodes[i] for i, _ in found],
+            similarities=[math.exp(-d) for _, d in found],  # as LlamaIndex's ChromaVectorStore scores
+            ids=[i for i, _ in found],
+        )
