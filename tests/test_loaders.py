@@ -23,6 +23,39 @@ def test_encodings_are_detected(data, expected):
     assert decode_text(data, "x.txt") == expected
 
 
+def _mojibake(text: str) -> bytes:
+    """``text`` as a tool that read UTF-8 as Latin-1 and saved it again as UTF-8 writes it."""
+    return text.encode("utf-8").decode("latin-1").encode("utf-8")
+
+
+def test_mojibake_in_a_text_file_is_repaired_and_a_figures_row_reads_as_written(tmp_path):
+    row = "1997–2004 Norwich City 278 (84)\n2004–2005 Gillingham 20 (3)\nHe said “café” in Köln."
+    p = tmp_path / "career.txt"
+    p.write_bytes(_mojibake(row))
+    assert "â" in p.read_bytes().decode("utf-8")  # what the file holds: the dash as three letters
+    assert load_file(p, "career.txt", "sha").documents[0].text == row
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Grüße aus Köln — “quoted” – dashes… and â, Ã, Â on their own: Âge, Ãle.",
+        "Всеобщая декларация прав человека; 人人生而自由；Ελληνικά; עברית; हिन्दी",
+        "Prices: 5 € · 10 £ · naïve façade, ½ × ¾ ≈ 0.4",
+    ],
+)
+def test_text_that_is_not_mojibake_is_left_exactly_as_it_is(text):
+    assert decode_text(text.encode("utf-8"), "x.txt") == text
+    assert decode_text(text.encode("utf-16"), "x.txt") == text
+
+
+def test_mojibake_in_an_html_page_that_declares_its_charset_is_repaired_too():
+    from rag_core.loaders import decode_html
+
+    page = '<html><head><meta charset="utf-8"></head><body><p>1997–2004 Norwich City 278 (84)</p></body></html>'
+    assert "1997–2004 Norwich City" in decode_html(_mojibake(page), "career.html")
+
+
 def test_pdf_gives_one_document_per_page_with_page_numbers(tmp_path):
     p = tmp_path / "z.pdf"
     make_pdf(ZEPHYR_PAGES, p)

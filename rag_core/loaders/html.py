@@ -19,7 +19,8 @@ object, select and button are dropped, and so are elements with a ``hidden`` att
 whose body a script shows): then the hidden text is read.
 
 Encoding: a byte-order mark, then ``<meta charset>`` or the XML declaration (as browsers
-read them), then the detection used for text files.
+read them), then the detection used for text files; mojibake repaired after either
+(``rag_core.loaders.text``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from rag_core.errors import IngestError
 from rag_core.loaders.documents import LoadedFile, tidy
 from rag_core.loaders.reasons import short
 from rag_core.loaders.sections import Block, section_documents
-from rag_core.loaders.text import decode_text
+from rag_core.loaders.text import decode_text, repair_mojibake
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ def decode_html(data: bytes, name: str) -> str:
             enc = "cp1252"
         if enc:
             try:
-                return data.decode(enc)
+                return repair_mojibake(data.decode(enc))
             except UnicodeDecodeError:
                 logger.info("%s declares %s but is not; detecting the encoding instead", name, label)
     return decode_text(data, name)
