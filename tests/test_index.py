@@ -171,3 +171,21 @@ def test_a_view_is_reopened_only_while_no_other_process_writes(make_settings, ll
     assert ctx.ingestion.ingest_file(tmp_path / "third.txt").status == "indexed"
     assert ctx.index.docstore_names() == {"first.txt", "other.txt", "third.txt"}
     assert check(ctx)[0] == []
+
+
+def test_a_search_looks_once_for_what_other_processes_wrote_and_sees_it_at_the_next(ctx, tmp_path, monkeypatch):
+    """A search read the generation file at each of its dozen reads of the index (half a
+    millisecond at 100k chunks, where the search itself takes ten); now once, at its start."""
+    (tmp_path / "first.txt").write_text("Quokkas live on Rottnest Island.")
+    assert ctx.ingestion.ingest_file(tmp_path / "first.txt").status == "indexed"
+    writer, reads = ctx.index._writer, []
+    real = writer.generation
+    monkeypatch.setattr(writer, "generation", lambda: reads.append(1) or real())
+    assert ctx.chat.retrieve("Quokkas Rottnest")[0]["file"] == "first.txt"
+    assert len(reads) <= 2, len(reads)  # the search's one look (and the chat service's own, before it)
+
+    with ctx.index.one_view():
+        before = ctx.index.version
+        writer._generation.write_text("written-by-another-process", encoding="utf-8")
+        assert ctx.index.version == before  # the block keeps the view it started with
+    assert ctx.index.version != before  # the next look reopens

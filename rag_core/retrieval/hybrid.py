@@ -190,7 +190,12 @@ class HybridRetriever(BaseRetriever):
         """Search ``query``; ``conversation``: a follow-up's conversation, searched with it
         (``history_search``). With ``page_look``, for a question naming a line item (some
         page's labels hold it; not CJK) and one thing at most, whose passages span pages, the
-        model's second look at the candidate pages (``look``)."""
+        model's second look at the candidate pages (``look``). The index is looked at once
+        for what other processes wrote, at the start (``VectorIndex.one_view``)."""
+        with self.index.one_view():
+            return self._look(query, conversation)
+
+    def _look(self, query: str, conversation: ConversationQueries | None) -> Retrieval:
         found = self._search(query, conversation)
         s, bm = self.settings, self.keywords.get(self.names)
         if not (
