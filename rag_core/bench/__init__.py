@@ -223,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
         from rag_core.bench.retrieval import bench_retrieval
 
         sizes = tuple(int(n) for n in args.retrieval.split(","))
-        figures = bench_retrieval(settings, sizes)
+        figures = bench_retrieval(settings, sizes, report=report)
         print(json.dumps({"date": dt.date.today().isoformat(), "commit": _commit(), "retrieval": figures}))
         return 0
     if args.files:
@@ -292,8 +292,9 @@ def register_cli(sub: Any) -> None:
         "--retrieval",
         metavar="N,N",
         help="only the retrieval figures at these chunk counts (e.g. 10000,100000): hybrid and keyword p50/p95 "
-        "against the raw Chroma query; with DOCENT_DATABASE_URL the keyword index is PostgreSQL's (give it a "
-        "database of its own)",
+        "against the raw Chroma query, and a new process's start and memory at each (at the largest also with "
+        "the folder's Chroma served by `chroma run`); with DOCENT_DATABASE_URL the keyword index is PostgreSQL's "
+        "(give it a database of its own)",
     )
     s.add_argument("--json", action="store_true", help="one JSON object, the last line")
     s.add_argument(

@@ -4,7 +4,6 @@ the same run), and the memory of a process that has answered with the local mode
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,19 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.bench.inputs import ROOT, scratch
+from rag_core.bench.servers import free_port
 from rag_core.bench.stats import median, ratio
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _first_render(args: list[str], env: dict[str, str], browser: Any, ready: str = "h1") -> tuple[float, float]:
     """Seconds from starting ``streamlit ARGS`` to its page's first heading drawn in a real browser
     (something to see), and to the ``ready`` selector (the page usable: Docent's question box)."""
-    port = _port()
+    port = free_port()
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", *args, "--server.headless", "true", "--server.port", str(port),

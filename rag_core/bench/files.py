@@ -16,7 +16,6 @@ grows with the library.
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from typing import Any
 
 from llama_index.core.schema import MetadataMode
 
-from rag_core.bench.inputs import ROOT, fresh_context, scratch
+from rag_core.bench.inputs import ROOT, child_env, fresh_context, scratch
 from rag_core.bench.stats import median, ratio
 from rag_core.settings import DocentSettings
 
@@ -112,16 +111,6 @@ def _cli_ingest(data: Path, paths: list[Path], env: dict[str, str]) -> tuple[lis
     return [json.loads(line) for line in ran.stdout.splitlines() if line.startswith("{")], wall
 
 
-def _env(settings: DocentSettings, **extra: str) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "DOCENT_MODEL_CACHE": str(settings.model_dir),
-        "DOCENT_EMBED_PROVIDER": settings.embed_provider,
-    }
-    env.pop("DOCENT_CHROMA_HOST", None)
-    return {**env, **extra}
-
-
 def bench_cli_files(settings: DocentSettings, files: int = 100) -> dict[str, Any]:
     """``python -m rag_core ingest`` on ``files`` small files and on their text as one file."""
     work = scratch("cli")
@@ -129,7 +118,7 @@ def bench_cli_files(settings: DocentSettings, files: int = 100) -> dict[str, Any
     one = work / "one" / "all-notes.txt"
     one.parent.mkdir()
     one.write_text("\n\n".join(p.read_text(encoding="utf-8") for p in paths), encoding="utf-8")
-    env = _env(settings)
+    env = child_env(settings)
     many, many_wall = _cli_ingest(work / "data-many", paths, env)
     single, single_wall = _cli_ingest(work / "data-one", [one], env)
     many_s = sum(r["seconds"] for r in many)
@@ -151,7 +140,7 @@ def bench_growth(settings: DocentSettings, files: int = 5000, window: int = 50) 
     against around the last."""
     work = scratch("growth")
     paths = small_files(work / "small", files, seed=13)
-    results, wall = _cli_ingest(work / "data", paths, _env(settings, DOCENT_EMBED_PROVIDER="hash"))
+    results, wall = _cli_ingest(work / "data", paths, child_env(settings, DOCENT_EMBED_PROVIDER="hash"))
 
     def per_chunk(rows: list[dict]) -> float:
         return sum(r["seconds"] for r in rows) / max(1, sum(r["chunks"] for r in rows))
@@ -189,12 +178,7 @@ for line in sys.stdin:
 def bench_visible(ctx: Any, trials: int = 3) -> dict[str, Any]:
     """Seconds from ``ingest_file`` returning "indexed" here to a search finding the file in
     another process that was already running."""
-    env = {
-        **os.environ,
-        "DOCENT_DATA_DIR": str(ctx.settings.data_dir),
-        "DOCENT_EMBED_PROVIDER": ctx.settings.embed_provider,
-    }
-    env["DOCENT_MODEL_CACHE"] = str(ctx.settings.model_dir)
+    env = child_env(ctx.settings, chroma=True, DOCENT_DATA_DIR=str(ctx.settings.data_dir))
     reader = subprocess.Popen(
         [sys.executable, "-c", _READER], cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )

@@ -93,6 +93,20 @@ def scratch(name: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=_RUN[0]))
 
 
+def child_env(settings: DocentSettings, chroma: bool = False, **extra: str) -> dict[str, str]:
+    """The environment of a Docent process the benchmark starts: its own, with the model
+    folder and the embedding of ``settings``; without a Chroma server unless ``chroma`` (the
+    benchmark's folders are embedded ones)."""
+    env = {
+        **os.environ,
+        "DOCENT_MODEL_CACHE": str(settings.model_dir),
+        "DOCENT_EMBED_PROVIDER": settings.embed_provider,
+    }
+    if not chroma:
+        env.pop("DOCENT_CHROMA_HOST", None)
+    return {**env, **extra}
+
+
 def fresh_context(settings: DocentSettings, name: str, **kwargs: Any) -> AppContext:
     """A context over a new, empty data folder (the model stays where it is)."""
     folder = scratch(name)

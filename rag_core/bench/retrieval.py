@@ -6,17 +6,31 @@ set: give the benchmark a database of its own).
 The chunks are synthetic (sentences drawn from a Zipf-like vocabulary, random unit vectors):
 what is timed is the search machinery, not the answers. They are written to Chroma directly
 in LlamaIndex's node format, so the retriever reads them as it reads ingested chunks.
+
+At each size a new process also opens the folder as an app process does (``build_context``)
+and searches once: its start, its first search and its memory are what a person starting
+Docent over that library pays (``process``). Its memory holds Chroma's vector index, which
+grows with the library by design (384 floats a chunk, in the Chroma server's process instead
+with ``DOCENT_CHROMA_HOST``); ``vectors_mb`` is that index's size on disk beside it, so that
+what the rest of the process adds can be told apart.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
+import subprocess
+import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from llama_index.core.schema import TextNode
 
-from rag_core.bench.inputs import fresh_context
+from rag_core.bench.inputs import ROOT, child_env, fresh_context
+from rag_core.bench.servers import chroma_run
 from rag_core.bench.stats import median, p95, ratio, rss_mb
 from rag_core.retrieval.keywords import BM25
 from rag_core.settings import DocentSettings
@@ -44,7 +58,7 @@ def _fill(ctx: Any, start: int, stop: int, dim: int, rng: random.Random) -> None
         vectors = np.random.default_rng(lo).standard_normal((min(batch, stop - lo), dim)).astype("float32")
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         for i, vector in zip(range(lo, min(stop, lo + batch)), vectors, strict=True):
-            doc = f"synthetic-{i // 100:05d}.txt"
+            doc = f"synthetic-{i // 100:06d}.txt"  # 100 chunks each
             node = TextNode(
                 id_=f"syn-{i}",
                 text=" ".join(_sentence(rng, 12) for _ in range(6)),
@@ -53,10 +67,69 @@ def _fill(ctx: Any, start: int, stop: int, dim: int, rng: random.Random) -> None
             )
             nodes.append(node)
         ctx.index.vector_store.add(nodes)
+        for doc in sorted({str(n.metadata["doc_key"]) for n in nodes}):  # registered, as an ingest leaves them
+            digest = hashlib.sha256(doc.encode()).hexdigest()
+            ctx.ingestion.registry.register(doc, digest, 0, pages=0, chunks=100, kind="text")
     ctx.index.bump()
 
 
-def bench_retrieval(settings: DocentSettings, sizes: tuple[int, ...] = (10_000, 100_000), queries: int = 40) -> dict:
+# A new process over the folder: the time to a usable context, to the first search's end, and
+# its resident memory then (VmRSS) and at its peak (VmHWM).
+_PROCESS = """
+import json, sys, time
+t = time.perf_counter()
+from pathlib import Path
+from rag_core import build_context, load_settings
+settings = load_settings(data_dir=Path(sys.argv[1]))
+ctx = build_context(settings.model_copy(update={"model_cache": settings.model_dir}))
+ready = time.perf_counter() - t
+ctx.chat.retrieve(sys.argv[2])
+first = time.perf_counter() - t
+status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
+mb = lambda key: round(int(status[key].split()[0]) / 1024, 1)
+print(json.dumps({"start_s": round(ready, 2), "first_search_s": round(first, 2), "rss_mb": mb("VmRSS"),
+                  "peak_rss_mb": mb("VmHWM"), "chroma": settings.chroma_host or "embedded"}))
+"""
+
+
+def fresh_process(settings: DocentSettings, data_dir: Path, query: str, **env: str) -> dict[str, Any]:
+    """A new process's start, first search and memory over ``data_dir`` (see ``_PROCESS``);
+    ``env``: its Chroma server (``DOCENT_CHROMA_HOST``/``_PORT``), else the folder's own."""
+    out = subprocess.run(
+        [sys.executable, "-c", _PROCESS, str(data_dir), query],
+        cwd=ROOT,
+        env=child_env(settings, chroma=bool(env), **env),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]}
+    figures: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def served_process(settings: DocentSettings, data_dir: Path, query: str) -> dict[str, Any]:
+    """``fresh_process`` with the folder's Chroma served by ``chroma run`` (a team's layout,
+    docs/team.md): the vectors are then in the server's memory, not the app process's."""
+    with chroma_run(data_dir / "chroma", data_dir / "chroma-run.log", timeout=600) as port:
+        return fresh_process(settings, data_dir, query, DOCENT_CHROMA_HOST="127.0.0.1", DOCENT_CHROMA_PORT=str(port))
+
+
+def vectors_mb(data_dir: Path) -> float:
+    """The size on disk of Chroma's vector index files (its HNSW segments) under ``data_dir``."""
+    names = ("data_level0.bin", "link_lists.bin", "length.bin", "header.bin", "index_metadata.pickle")
+    return round(sum(f.stat().st_size for f in data_dir.rglob("*") if f.name in names) / 2**20, 1)
+
+
+def bench_retrieval(
+    settings: DocentSettings,
+    sizes: tuple[int, ...] = (10_000, 100_000),
+    queries: int = 40,
+    report: Callable[[str], None] | None = None,
+) -> dict:
+    """The figures at each of ``sizes`` chunks (filled in turn); ``report`` is told each
+    size's figures as soon as they are taken (a fill to a million chunks takes an hour)."""
     ctx = fresh_context(settings, "retrieval")
     rng = random.Random(7)
     dim = ctx.index.embed_dim
@@ -96,9 +169,23 @@ def bench_retrieval(settings: DocentSettings, sizes: tuple[int, ...] = (10_000, 
             "insert_s": round(fill_s, 1),
             "rss_mb": rss_mb(),
             "rss_added_mb": round(rss_mb() - base, 1),
+            "process": fresh_process(settings, ctx.settings.data_dir, asks[1]),
+            "vectors_mb": vectors_mb(ctx.settings.data_dir),
         }
+        if report is not None:
+            report(f"  {size} chunks (filled in {fill_s:.0f} s): {json.dumps(out[str(size)])}")
     largest = out[str(sizes[-1])]
     out["retrieval_p50_vs_raw"] = largest["p50_vs_raw"]
     out["chunks"] = sizes[-1]
     out["keyword_index"] = "postgres" if settings.database else "sqlite"
+    if not settings.chroma_host:  # the same folder with its vectors in a Chroma server's memory
+        largest["process_served"] = served_process(settings, ctx.settings.data_dir, asks[1])
+    smallest, process, served = out[str(sizes[0])]["process"], largest["process"], largest.get("process_served", {})
+    if len(sizes) > 1 and "rss_mb" in smallest and "rss_mb" in process:
+        # what a new process holds more at the largest size than at the smallest (embedded: with
+        # Chroma's vector index, which is ``process_vectors_added_mb`` of it; served: without)
+        out["process_rss_added_mb"] = round(process["rss_mb"] - smallest["rss_mb"], 1)
+        out["process_vectors_added_mb"] = round(largest["vectors_mb"] - out[str(sizes[0])]["vectors_mb"], 1)
+        if "rss_mb" in served:
+            out["served_process_rss_added_mb"] = round(served["rss_mb"] - smallest["rss_mb"], 1)
     return out

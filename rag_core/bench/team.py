@@ -17,18 +17,17 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rag_core.bench.inputs import ROOT
+from rag_core.bench.servers import answers, chroma_run, free_port, server_process
 from rag_core.bench.stats import median, p95
 from rag_core.errors import ConfigError
 
@@ -42,27 +41,13 @@ MODEL_NAME = "qwen2.5-coder-1.5b"
 Report = Callable[[str], None]
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait(what: str, ready: Callable[[], bool], process: subprocess.Popen, log: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise ConfigError(f"{what} did not start: {log.read_text(errors='replace')[-1500:]}")
-        time.sleep(0.5)
-
-
 @contextlib.contextmanager
 def _postgres(folder: Path) -> Iterator[str]:
     """A throw-away PostgreSQL cluster (as ``nobody`` when run as root: the server refuses root)."""
     bins = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), reverse=True)
     if not bins:
         raise ConfigError("bench --team needs PostgreSQL: set DOCENT_DATABASE_URL or apt-get install postgresql.")
-    pgbin, data, port = bins[0].parent, folder / "pg", _port()
+    pgbin, data, port = bins[0].parent, folder / "pg", free_port()
     as_user = ["runuser", "-u", "nobody", "--"] if os.geteuid() == 0 else []
     folder.mkdir(parents=True, exist_ok=True)
     if as_user:
@@ -86,28 +71,6 @@ def _postgres(folder: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def _process(what: str, cmd: list[str], log: Path, ready: Callable[[], bool], timeout: float) -> Iterator[None]:
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        _wait(what, ready, proc, log, timeout)
-        yield
-    finally:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(30)
-        if proc.poll() is None:
-            proc.kill()
-
-
-def _answers(url: str) -> bool:
-    with contextlib.suppress(OSError):
-        urllib.request.urlopen(url, timeout=2)
-        return True
-    return False
-
-
-@contextlib.contextmanager
 def team_servers(folder: Path, report: Report, parallel: int) -> Iterator[dict[str, str]]:
     """The servers' variables for the app processes: those set here, or started for the run."""
     env = {k: v for k, v in os.environ.items() if k.startswith("DOCENT_")}
@@ -117,20 +80,16 @@ def team_servers(folder: Path, report: Report, parallel: int) -> Iterator[dict[s
             env["DOCENT_DATABASE_URL"] = stack.enter_context(_postgres(folder / "postgres"))
         if not env.get("DOCENT_CHROMA_HOST"):
             report("starting chroma run…")
-            port = _port()
-            chroma = [str(Path(sys.executable).with_name("chroma")), "run", "--path", str(folder / "chroma")]
-            beat = f"http://127.0.0.1:{port}/api/v2/heartbeat"
-            cmd = [*chroma, "--host", "127.0.0.1", "--port", str(port)]
-            stack.enter_context(_process("chroma run", cmd, folder / "chroma.log", lambda: _answers(beat), 120))
+            port = stack.enter_context(chroma_run(folder / "chroma", folder / "chroma.log"))
             env.update(DOCENT_CHROMA_HOST="127.0.0.1", DOCENT_CHROMA_PORT=str(port))
         if env.get("DOCENT_LLM_PROVIDER") != "openai" or not env.get("DOCENT_OPENAI_BASE_URL"):
             report(f"starting serve-model (--parallel {parallel}; loading the model)…")
-            port = _port()
+            port = free_port()
             cmd = [sys.executable, "-m", "rag_core", "serve-model"]  # the model assembled once, where the app keeps it
             cmd += ["--port", str(port), "--parallel", str(parallel)]
             url = f"http://127.0.0.1:{port}"
             stack.enter_context(
-                _process("serve-model", cmd, folder / "model.log", lambda: _answers(url + "/health"), 900)
+                server_process("serve-model", cmd, folder / "model.log", lambda: answers(url + "/health"), 900)
             )
             env.update(DOCENT_LLM_PROVIDER="openai", DOCENT_OPENAI_BASE_URL=url + "/v1", DOCENT_OPENAI_MODEL=MODEL_NAME)
         yield env

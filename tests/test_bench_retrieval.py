@@ -1,0 +1,47 @@
+"""The retrieval benchmark (rag_core.bench.retrieval): synthetic chunks written as an ingest
+leaves them, and a new process over the folder, as a person starting Docent over a library."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rag_core import build_context
+from rag_core.bench import retrieval
+from rag_core.bench.retrieval import bench_retrieval
+
+
+@pytest.mark.slow  # new processes and a `chroma run`
+def test_each_size_reports_a_new_process_over_the_library_and_its_vector_index(make_settings):
+    settings = make_settings()
+    said: list[str] = []
+    out = bench_retrieval(settings, (200, 2000), queries=5, report=said.append)
+    assert out["chunks"] == 2000 and len(said) == 2 and said[1].startswith("  2000 chunks")
+    for size in ("200", "2000"):
+        process = out[size]["process"]
+        assert "error" not in process, process
+        assert process["first_search_s"] >= process["start_s"] > 0
+        assert process["peak_rss_mb"] >= process["rss_mb"] > 50
+        assert out[size]["hybrid_p50_s"] > 0 and out[size]["raw_p50_s"] > 0
+    assert out["2000"]["vectors_mb"] > out["200"]["vectors_mb"] > 0
+    assert out["process_vectors_added_mb"] == round(out["2000"]["vectors_mb"] - out["200"]["vectors_mb"], 1)
+    assert "process_rss_added_mb" in out
+    served = out["2000"]["process_served"]  # the folder's vectors in `chroma run`'s memory instead
+    assert "error" not in served, served
+    assert served["chroma"] == "127.0.0.1" and out["2000"]["process"]["chroma"] == "embedded"
+    assert served["first_search_s"] >= served["start_s"] > 0 and served["rss_mb"] > 50
+    assert out["served_process_rss_added_mb"] == round(served["rss_mb"] - out["200"]["process"]["rss_mb"], 1)
+
+
+def test_the_synthetic_documents_are_registered_whole_so_a_new_process_has_nothing_to_recover(make_settings):
+    """Unregistered chunks made every start read each document's chunks from Chroma (the
+    recovery of lost registrations): the start time then measured that, not an app's start."""
+    settings = make_settings()
+    ctx = build_context(settings)
+    retrieval._fill(ctx, 0, 300, ctx.index.embed_dim, random.Random(1))
+    records = ctx.ingestion.registry.list(status=None)
+    assert sorted(r.name for r in records) == [f"synthetic-{n:06d}.txt" for n in range(3)]
+    assert sum(r.chunks for r in records) == ctx.index.chunk_count() == 300
+    again = build_context(settings)
+    assert again.reregistered == [] and not [n for n in again.notices if "synthetic-" in n]
