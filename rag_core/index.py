@@ -7,8 +7,7 @@ fingerprint that keeps vectors of two embedding models from ever mixing.
 Several processes may share one data folder (the app and the CLI, two CLI ingests). An embedded
 Chroma client caches its segments: a process does not see another's vectors until it reopens
 them. So every write happens under the folder's write lock (``rag_core.datadir.WriteLock``), and
-a process that finds the folder's generation changed since it last looked reopens its Chroma
-view before it reads or writes; the rows it reads as they are.
+a process that finds the folder's generation changed reopens its Chroma view before it reads.
 """
 
 from __future__ import annotations
@@ -155,10 +154,8 @@ class VectorIndex:
 
     @contextlib.contextmanager
     def one_view(self) -> Iterator[None]:
-        """Within the block, this thread reads the index as it was at the block's start: one
-        look at what other processes wrote, not one per read (a search reads the index a dozen
-        times, and each look reads the generation file: half a millisecond a search). Another
-        process's write shows at the next block."""
+        """Within the block this thread reads the index as it was at its start: one look at
+        other processes' writes, not one per read (14 in a search); theirs show at the next block."""
         self._catch_up()
         depth = getattr(self._views, "depth", 0)
         self._views.depth = depth + 1

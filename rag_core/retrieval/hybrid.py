@@ -54,9 +54,7 @@ class HybridRetriever(BaseRetriever):
     by name and neighbour windows (see ``RetrievalSettings`` for each switch).
 
     ``search`` returns the passages with their per-list scores and what happened (a
-    ``Retrieval``); LlamaIndex's ``retrieve`` returns the passages alone. The retriever
-    keeps nothing from one search to the next.
-    """
+    ``Retrieval``); LlamaIndex's ``retrieve`` the passages alone. Nothing is kept between searches."""
 
     def __init__(
         self,
@@ -190,13 +188,11 @@ class HybridRetriever(BaseRetriever):
         """Search ``query``; ``conversation``: a follow-up's conversation, searched with it
         (``history_search``). With ``page_look``, for a question naming a line item (some
         page's labels hold it; not CJK) and one thing at most, whose passages span pages, the
-        model's second look at the candidate pages (``look``). The index is looked at once
-        for what other processes wrote, at the start (``VectorIndex.one_view``)."""
+        model's second look at the candidate pages (``look``). One view of the index throughout."""
         with self.index.one_view():
-            return self._look(query, conversation)
+            return self._look(query, conversation, self._search(query, conversation))
 
-    def _look(self, query: str, conversation: ConversationQueries | None) -> Retrieval:
-        found = self._search(query, conversation)
+    def _look(self, query: str, conversation: ConversationQueries | None, found: Retrieval) -> Retrieval:
         s, bm = self.settings, self.keywords.get(self.names)
         if not (
             s.page_look > 1
