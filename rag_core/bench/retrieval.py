@@ -109,10 +109,10 @@ def fresh_process(settings: DocentSettings, data_dir: Path, query: str, **env: s
     return figures
 
 
-def served_process(settings: DocentSettings, data_dir: Path, query: str) -> dict[str, Any]:
+def served_process(settings: DocentSettings, data_dir: Path, chroma: Path, query: str) -> dict[str, Any]:
     """``fresh_process`` with the folder's Chroma served by ``chroma run`` (a team's layout,
     docs/team.md): the vectors are then in the server's memory, not the app process's."""
-    with chroma_run(data_dir / "chroma", data_dir / "chroma-run.log", timeout=600) as port:
+    with chroma_run(chroma, data_dir / "chroma-run.log", timeout=600) as port:
         return fresh_process(settings, data_dir, query, DOCENT_CHROMA_HOST="127.0.0.1", DOCENT_CHROMA_PORT=str(port))
 
 
@@ -179,7 +179,7 @@ def bench_retrieval(
     out["chunks"] = sizes[-1]
     out["keyword_index"] = "postgres" if settings.database else "sqlite"
     if not settings.chroma_host:  # the same folder with its vectors in a Chroma server's memory
-        largest["process_served"] = served_process(settings, ctx.settings.data_dir, asks[1])
+        largest["process_served"] = served_process(settings, ctx.settings.data_dir, ctx.settings.paths.chroma, asks[1])
     smallest, process, served = out[str(sizes[0])]["process"], largest["process"], largest.get("process_served", {})
     if len(sizes) > 1 and "rss_mb" in smallest and "rss_mb" in process:
         # what a new process holds more at the largest size than at the smallest (embedded: with
