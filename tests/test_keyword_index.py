@@ -267,3 +267,57 @@ def test_a_documents_nodes_come_back_in_the_order_written_and_only_its_own(index
     assert want and [n.node_id for n in got] == want
     assert [n.get_content() for n in got] == [r.text for r in records if r.node_id in want]
     assert index.doc_nodes("no such document.pdf") == []
+
+
+def test_chunks_are_stored_with_their_relationships_as_ids_and_old_envelopes_still_read(tmp_path):
+    """Chroma and the keyword index keep a chunk's links as the ids they name, not LlamaIndex's
+    copy of each linked node's metadata; a chunk stored the old way (by LlamaIndex's own
+    ``ChromaVectorStore.add``) is read back the same."""
+    import json
+
+    import chromadb
+    from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+    from llama_index.core.vector_stores.types import VectorStoreQuery
+    from llama_index.vector_stores.chroma import ChromaVectorStore
+
+    from rag_core.storage.fts_tables import unpack_meta
+    from rag_core.storage.keyword_index import MirroredChroma
+
+    big = {"file_name": "q3.pdf", "note": "x" * 500}
+
+    def chunk(i: int, doc: str) -> TextNode:
+        rel = {NodeRelationship.SOURCE: RelatedNodeInfo(node_id=f"{doc}::text", metadata=big, hash="h" * 64)}
+        if i:
+            rel[NodeRelationship.PREVIOUS] = RelatedNodeInfo(node_id=f"{doc}-{i - 1}", metadata=big)
+        rel[NodeRelationship.NEXT] = RelatedNodeInfo(node_id=f"{doc}-{i + 1}", metadata=big)
+        return TextNode(
+            id_=f"{doc}-{i}", text=f"chunk {i} of {doc}", metadata={"file_name": f"{doc}.pdf", "page": i + 1},
+            relationships=rel, embedding=[1.0, float(i), 0.5],
+        )  # fmt: skip
+
+    collection = chromadb.PersistentClient(path=str(tmp_path / "chroma")).get_or_create_collection(
+        "chunks", embedding_function=None
+    )
+    keywords = SQLiteKeywordIndex(IndexDB(tmp_path / "index.db"))
+    store = MirroredChroma(collection, keywords)
+    store.add([chunk(i, "new") for i in range(3)])
+    ChromaVectorStore(chroma_collection=collection).add([chunk(i, "old") for i in range(3)])  # the old envelope
+
+    stored = collection.get(ids=["new-1", "old-1"], include=["metadatas"])
+    envelope = {i: json.loads(m["_node_content"]) for i, m in zip(stored["ids"], stored["metadatas"], strict=True)}
+    assert all(not r["metadata"] and not r["hash"] for r in envelope["new-1"]["relationships"].values())
+    assert envelope["old-1"]["relationships"]["1"]["metadata"] == big  # what the slim envelope leaves out
+    assert stored["metadatas"][0]["document_id"] == "new::text" and stored["metadatas"][0]["page"] == 2
+    assert len(stored["metadatas"][0]["_node_content"]) < len(stored["metadatas"][1]["_node_content"]) - 1000
+    kept = keywords.nodes_by_id(["new-1"])["new-1"][1]
+    assert all("x" * 500 not in json.dumps(unpack_meta(m)) for (m,) in keywords.db.query("SELECT meta FROM kw_chunks"))
+
+    got = store.query(VectorStoreQuery(query_embedding=[1.0, 1.0, 0.5], similarity_top_k=6))
+    assert sorted(got.ids) == ["new-0", "new-1", "new-2", "old-0", "old-1", "old-2"]
+    for node in [*got.nodes, kept]:
+        doc, i = node.node_id.split("-")
+        assert node.ref_doc_id == f"{doc}::text" and node.metadata == {"file_name": f"{doc}.pdf", "page": int(i) + 1}
+        assert node.next_node.node_id == f"{doc}-{int(i) + 1}" and node.get_content() == f"chunk {i} of {doc}"
+        assert (node.prev_node.node_id if node.prev_node else None) == (f"{doc}-{int(i) - 1}" if i != "0" else None)
+    store.delete("new::text")
+    assert collection.count() == 3 and keywords.nodes_by_id(["new-1"]) == {}

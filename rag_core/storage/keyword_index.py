@@ -27,10 +27,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llama_index.core.schema import BaseNode, MetadataMode, TextNode
+from llama_index.core.schema import BaseNode, MetadataMode, RelatedNodeInfo, TextNode
 from llama_index.core.vector_stores.types import VectorStoreQueryResult
 from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
 from llama_index.vector_stores.chroma import ChromaVectorStore
+from llama_index.vector_stores.chroma.base import MAX_CHUNK_SIZE
 from pydantic import PrivateAttr
 
 from rag_core.text import tokenize
@@ -69,11 +70,27 @@ class ChunkRecord:
         return tokenize(self.text)
 
 
+def _bare(info: Any) -> Any:
+    if isinstance(info, list):
+        return [_bare(i) for i in info]
+    return RelatedNodeInfo(node_id=info.node_id, node_type=info.node_type)
+
+
+def stored_meta(node: BaseNode, flat: bool = True) -> dict[str, Any]:
+    """The metadata dict both stores keep for ``node``: LlamaIndex's (``node_to_metadata_dict``),
+    its relationships kept as the ids they name. LlamaIndex's also copies each related node's
+    metadata and hash into them (~700 of a chunk's ~1,600 bytes), which nothing reads back
+    (``ref_doc_id`` and the previous and next chunk are read by id) and which Chroma indexes
+    with every other metadata string."""
+    bare = node.model_copy(update={"relationships": {rel: _bare(i) for rel, i in node.relationships.items()}})
+    return {k: ("" if v is None else v) for k, v in node_to_metadata_dict(bare, True, flat_metadata=flat).items()}
+
+
 def chunk_record(node: BaseNode, meta: dict[str, Any] | None = None) -> ChunkRecord:
     """The record of a node about to be stored (``meta``: the metadata dict the vector store
     writes for it, when known)."""
     if meta is None:
-        meta = {k: ("" if v is None else v) for k, v in node_to_metadata_dict(node, remove_text=True).items()}
+        meta = stored_meta(node, flat=False)
     page = (node.metadata or {}).get("page")
     return ChunkRecord(
         node_id=node.node_id,
@@ -217,9 +234,19 @@ class MirroredChroma(ChromaVectorStore):
         self._keywords = keywords
 
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
-        ids = super().add(list(nodes), **add_kwargs)
-        self._keywords.add([chunk_record(node) for node in nodes])
-        return ids
+        """As ``ChromaVectorStore.add``, with each chunk's metadata as ``stored_meta`` gives it."""
+        nodes = list(nodes)
+        metas = [stored_meta(node, self.flat_metadata) for node in nodes]
+        for lo in range(0, len(nodes), MAX_CHUNK_SIZE):
+            part = nodes[lo : lo + MAX_CHUNK_SIZE]
+            self._collection.add(
+                ids=[node.node_id for node in part],
+                embeddings=[node.get_embedding() for node in part],
+                metadatas=metas[lo : lo + MAX_CHUNK_SIZE],  # type: ignore[arg-type]
+                documents=[node.get_content(metadata_mode=MetadataMode.NONE) for node in part],
+            )
+        self._keywords.add([chunk_record(node, meta) for node, meta in zip(nodes, metas, strict=True)])
+        return [node.node_id for node in nodes]
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         super().delete(ref_doc_id, **delete_kwargs)
