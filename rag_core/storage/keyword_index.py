@@ -241,7 +241,7 @@ class MirroredChroma(ChromaVectorStore):
             part = nodes[lo : lo + MAX_CHUNK_SIZE]
             self._collection.add(
                 ids=[node.node_id for node in part],
-                embeddings=[node.get_embedding() for node in part],
+                embeddings=[node.get_embedding() for node in part],  # type: ignore[arg-type]
                 metadatas=metas[lo : lo + MAX_CHUNK_SIZE],  # type: ignore[arg-type]
                 documents=[node.get_content(metadata_mode=MetadataMode.NONE) for node in part],
             )
