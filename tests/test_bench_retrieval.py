@@ -4,6 +4,7 @@ leaves them, and a new process over the folder, as a person starting Docent over
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 
@@ -39,9 +40,31 @@ def test_the_synthetic_documents_are_registered_whole_so_a_new_process_has_nothi
     recovery of lost registrations): the start time then measured that, not an app's start."""
     settings = make_settings()
     ctx = build_context(settings)
-    retrieval._fill(ctx, 0, 300, ctx.index.embed_dim, random.Random(1))
+    retrieval._fill(ctx, 0, 300, ctx.index.embed_dim)
     records = ctx.ingestion.registry.list(status=None)
     assert sorted(r.name for r in records) == [f"synthetic-{n:06d}.txt" for n in range(3)]
     assert sum(r.chunks for r in records) == ctx.index.chunk_count() == 300
     again = build_context(settings)
     assert again.reregistered == [] and not [n for n in again.notices if "synthetic-" in n]
+
+
+def test_the_chunks_drawn_at_once_have_the_words_of_the_sentences_drawn_one_by_one():
+    """``_texts`` (numpy, a batch at once) stands for ``_sentence`` (one word at a time): the
+    same length, the same most common words at the same rates, the same share of rare terms."""
+
+    def profile(texts: list[str]) -> tuple[float, float, list[tuple[str, float]]]:
+        words = Counter(w.rstrip(".") for t in texts for w in t.split())
+        total = sum(words.values())
+        rare = sum(n for w, n in words.items() if w[0] == "w" and w[1:].isdigit())
+        top = [(w, n / total) for w, n in words.most_common(4)]
+        return total / len(texts), rare / total, top
+
+    rng = random.Random(3)
+    one_by_one = profile([" ".join(retrieval._sentence(rng, 12) for _ in range(6)) for _ in range(3000)])
+    at_once = profile(retrieval._texts(0, 1500) + retrieval._texts(1500, 1500))
+    assert at_once[0] == one_by_one[0] == 90  # 6 sentences of 12 words and 3 rare terms
+    assert at_once[1] == pytest.approx(one_by_one[1], abs=0.01)
+    assert [w for w, _ in at_once[2]] == [w for w, _ in one_by_one[2]] == ["revenue", "margin", "quarter", "segment"]
+    for (_, a), (_, b) in zip(at_once[2], one_by_one[2], strict=True):
+        assert a == pytest.approx(b, abs=0.01)
+    assert retrieval._texts(7, 5) == retrieval._texts(7, 5) != retrieval._texts(8, 5)  # seeded

@@ -101,22 +101,17 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
         sections[name] = round(now - since, 1)
         return now
 
-    report("ingest: Docent, the embedding limit and the naive path over the same PDFs…")
-    files = sorted(docs.glob("*.pdf"))
-    if quick:  # the filings the first questions are about, then others: 5 in all
-        files = files_for(files, figure_questions(Path(args.questions) if args.questions else None, 200), 3, 5)
+    files, questions, chosen = _samples(docs, args)
     subset = docs
-    if quick:
+    if len(files) < len(list(docs.glob("*.pdf"))):
         subset = scratch("docs")
         for f in files:
             (subset / f.name).symlink_to(f.resolve())
+    report(f"ingest: Docent, the embedding limit and the naive path over the same {len(files)} PDFs…")
     result["ingest"], data_dir = bench_ingest(settings, subset)
     mark = timed("ingest", started)
 
     ctx = build_context(settings.model_copy(update={"data_dir": data_dir, "model_cache": settings.model_dir}))
-    questions = [q for q in figure_questions(Path(args.questions) if args.questions else None, 200)]
-    names = {p.name for p in files}
-    questions = [q for q in questions if set(q.get("gold_files") or []) <= names][: 3 if quick else args.questions_n]
     report(f"answers: {len(questions)} first turns, Docent against the naive path and raw llama.cpp…")
     result["answer"] = bench_first_turns(ctx, questions, count_tokens)
     mark = timed("answer", mark)
@@ -124,7 +119,6 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
     report(f"busy machine: {k} of those questions with one core kept busy, then with an ingest running…")
     result["busy"] = bench_busy(ctx, questions[:k], files, report)
     mark = timed("busy", mark)
-    chosen = follow_up_pairs(names, quick)
     report(f"follow-ups: {len(chosen)} conversations of two questions…")
     result["follow_up"] = bench_follow_ups(ctx, chosen)
     mark = timed("follow_up", mark)
@@ -132,7 +126,7 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
     report("deleting a 1,000-chunk document…")
     result["delete"] = bench_delete(settings)
     report("retrieval at scale (synthetic chunks)…")
-    result["retrieval"] = bench_retrieval(settings, (10_000,) if quick else (10_000, 100_000))
+    result["retrieval"] = bench_retrieval(settings, (10_000,) if quick else (1_000, 100_000))
     mark = timed("delete_retrieval", mark)
     report("cold start against streamlit hello, in a real browser…")
     result["app"] = bench_cold_start(runs=1 if quick else 3)
@@ -143,6 +137,29 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
     result["seconds"] = round(time.perf_counter() - started, 1)
     result["targets"] = _targets(result)
     return result
+
+
+def _samples(docs: Path, args: argparse.Namespace) -> tuple[list[Path], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The filings indexed, the first-turn questions and the follow-up conversations timed.
+
+    ``--quick``: 5 filings, the 3 questions they answer and the pairs they allow. Else the
+    questions (``--questions-n``) and pairs (``--pairs-n``) first, then the filings they need,
+    then others up to ``--docs-n`` (0: the whole folder): the other quarters of the same
+    companies stay in the index, so each answer is still picked out from its neighbours."""
+    found = figure_questions(Path(args.questions) if args.questions else None, 200)
+    every = sorted(docs.glob("*.pdf"))
+    if args.quick:  # the filings the first questions are about, then others: 5 in all
+        files = files_for(every, found, 3, 5)
+        names = {p.name for p in files}
+        questions = [q for q in found if set(q.get("gold_files") or []) <= names][:3]
+        return files, questions, follow_up_pairs(names, quick=True)
+    names = {p.name for p in every}
+    questions = [q for q in found if set(q.get("gold_files") or []) <= names][: args.questions_n]
+    pairs = follow_up_pairs(names)[: args.pairs_n]
+    needed = {name for item in questions + pairs for name in item.get("gold_files") or []}
+    if not args.docs_n or args.docs_n >= len(every):
+        return every, questions, pairs
+    return files_for(every, questions + pairs, len(questions + pairs), max(args.docs_n, len(needed))), questions, pairs
 
 
 def follow_up_pairs(names: set[str] | None, quick: bool = False) -> list[dict[str, Any]]:
@@ -260,10 +277,22 @@ def register_cli(sub: Any) -> None:
         "--questions",
         help="figure questions with gold answers (JSONL); default: the answerable ones of tests/data/sec_shapes.jsonl",
     )
-    s.add_argument("--questions-n", type=int, default=10, help="first-turn questions timed (default 10)")
+    s.add_argument("--questions-n", type=int, default=6, help="first-turn questions timed (default 6)")
+    s.add_argument(
+        "--pairs-n",
+        type=int,
+        default=4,
+        help="follow-up conversations of two questions timed (default 4: 2 by rule, 2 by the model)",
+    )
+    s.add_argument(
+        "--docs-n",
+        type=int,
+        default=12,
+        help="filings indexed: those the questions and pairs need, then others (default 12; 0: every PDF in --docs)",
+    )
     s.add_argument("--max-new-tokens", type=int, default=64, help="answer length cap, the same on every path")
     s.add_argument("--quick", action="store_true", help="a few minutes: 5 PDFs, 3 questions, 10k chunks, one start")
-    s.add_argument("--busy-n", type=int, default=3, help="questions asked again on a busy machine (default 3)")
+    s.add_argument("--busy-n", type=int, default=2, help="questions asked again on a busy machine (default 2)")
     s.add_argument(
         "--busy-levers",
         action="store_true",
