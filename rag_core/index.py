@@ -290,7 +290,7 @@ class VectorIndex:
         while True:  # pages of 5,000 until a short one (no count first: it grows with the collection)
             got = self.collection.get(include=["metadatas", "documents"], where=where, limit=5000, offset=offset)
             for id_, meta, text in zip(got["ids"], got["metadatas"], got["documents"]):
-                nodes.append(to_node(id_, dict(meta or {}), text or ""))
+                nodes.append(to_node(id_, dict(meta or {}), text))
             if len(got["ids"]) < 5000:
                 return nodes
             offset += 5000

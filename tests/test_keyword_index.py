@@ -322,3 +322,48 @@ def test_chunks_are_stored_with_their_relationships_as_ids_and_old_envelopes_sti
         assert (node.prev_node.node_id if node.prev_node else None) == (f"{doc}-{int(i) - 1}" if i != "0" else None)
     store.delete("new::text")
     assert collection.count() == 3 and keywords.nodes_by_id(["new-1"]) == {}
+
+
+def test_chroma_is_given_no_document_and_every_reader_finds_the_text_in_the_envelope(tmp_path):
+    """Chroma indexes every document it is given for a full-text search Docent never asks
+    (~30% of a write at 100k chunks): new chunks keep their text inside the node envelope
+    instead. Every way back to it reads it: LlamaIndex's own store, the fallback for ids the
+    keyword index lacks, the records the keyword index is rebuilt from (which keep the text in
+    their own column, not twice); chunks stored before, with a document, still read."""
+    import json
+
+    import chromadb
+    from llama_index.core.schema import TextNode
+    from llama_index.core.vector_stores.types import VectorStoreQuery
+    from llama_index.vector_stores.chroma import ChromaVectorStore
+
+    from rag_core.storage.fts_tables import unpack_meta
+    from rag_core.storage.keyword_index import MirroredChroma, stored_record
+
+    def chunk(i: int, doc: str) -> TextNode:
+        return TextNode(id_=f"{doc}-{i}", text=f"chunk {i} of {doc} ünïcode", metadata={"file_name": f"{doc}.pdf"},
+                        embedding=[1.0, float(i), 0.5])  # fmt: skip
+
+    collection = chromadb.PersistentClient(path=str(tmp_path / "chroma")).get_or_create_collection(
+        "chunks", embedding_function=None
+    )
+    store = MirroredChroma(collection, SQLiteKeywordIndex(IndexDB(tmp_path / "index.db")))
+    store.add([chunk(i, "new") for i in range(3)])
+    ChromaVectorStore(chroma_collection=collection).add([chunk(i, "old") for i in range(3)])  # with documents
+
+    got = collection.get(ids=["new-1", "old-1"], include=["documents", "metadatas"])
+    documents = dict(zip(got["ids"], got["documents"], strict=True))
+    assert documents == {"new-1": None, "old-1": "chunk 1 of old ünïcode"}
+    wanted = {f"{doc}-{i}": f"chunk {i} of {doc} ünïcode" for doc in ("new", "old") for i in range(3)}
+    query = VectorStoreQuery(query_embedding=[1.0, 1.0, 0.5], similarity_top_k=6)
+    llama = ChromaVectorStore(chroma_collection=collection).query(query)  # LlamaIndex's own read
+    assert {n.node_id: n.get_content() for n in llama.nodes} == wanted
+    empty = MirroredChroma(collection, SQLiteKeywordIndex(IndexDB(tmp_path / "empty.db")))  # every id "missing"
+    assert {n.node_id: n.get_content() for n in empty.query(query).nodes} == wanted
+
+    for node_id, meta, document in zip(got["ids"], got["metadatas"], got["documents"], strict=True):
+        record = stored_record(node_id, meta, document)  # what the keyword index is rebuilt from
+        assert record.text == wanted[node_id] and record.file_name == node_id.split("-")[0] + ".pdf"
+        assert json.loads(record.meta["_node_content"])["text"] == ""  # the text once, in its own column
+    kept = store._keywords.db.query("SELECT meta FROM kw_chunks")
+    assert kept and all("ünïcode" not in json.dumps(unpack_meta(m)) for (m,) in kept)

@@ -21,6 +21,7 @@ position names one chunk for as long as it exists.
 
 from __future__ import annotations
 
+import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
@@ -103,19 +104,43 @@ def chunk_record(node: BaseNode, meta: dict[str, Any] | None = None) -> ChunkRec
     )
 
 
+def with_text(meta: dict[str, Any], text: str) -> dict[str, Any]:
+    """``meta`` (``stored_meta``'s) with the chunk's text inside its node envelope: what Chroma
+    keeps of a chunk, given no document. Chroma indexes every document for a full-text search
+    of its own (SQLite FTS5, trigrams) that Docent never asks, the keyword index being its own:
+    that was ~30% of a write to Chroma at 100,000 chunks (docs/performance.md)."""
+    envelope = json.loads(meta["_node_content"])
+    envelope["text"] = text
+    return {**meta, "_node_content": json.dumps(envelope, ensure_ascii=False)}
+
+
+def without_text(meta: dict[str, Any]) -> dict[str, Any]:
+    """A metadata dict read from Chroma as the keyword index keeps it: its envelope without
+    the text, which the index holds in its own column."""
+    try:
+        envelope = json.loads(meta["_node_content"])
+    except (KeyError, TypeError, ValueError):
+        return meta
+    if not isinstance(envelope, dict) or not envelope.get("text"):
+        return meta
+    return {**meta, "_node_content": json.dumps({**envelope, "text": ""}, ensure_ascii=False)}
+
+
 def stored_record(node_id: str, meta: dict[str, Any] | None, text: str | None) -> ChunkRecord:
-    """The record of a chunk read back from the vector store (its id, metadata dict, text)."""
-    return chunk_record(to_node(node_id, meta or {}, text or ""), dict(meta or {}))
+    """The record of a chunk read back from the vector store (its id, metadata dict, and its
+    document: None for a chunk whose text is in its envelope, ``with_text``)."""
+    return chunk_record(to_node(node_id, meta or {}, text), without_text(dict(meta or {})))
 
 
-def to_node(node_id: str, meta: dict[str, Any], text: str) -> TextNode:
-    """The node a stored metadata dict and text stand for, as the vector store gives it back."""
+def to_node(node_id: str, meta: dict[str, Any], text: str | None) -> TextNode:
+    """The node a stored metadata dict and document stand for, as the vector store gives it
+    back; ``text`` None: the text in the envelope (chunks written since ``with_text``)."""
     try:
         node = metadata_dict_to_node(meta, text=text)
         node.id_ = node_id
         return node  # type: ignore[return-value]
     except Exception:
-        return TextNode(id_=node_id, text=text, metadata=dict(meta))
+        return TextNode(id_=node_id, text=text or "", metadata=dict(meta))
 
 
 @dataclass(frozen=True)
@@ -234,7 +259,8 @@ class MirroredChroma(ChromaVectorStore):
         self._keywords = keywords
 
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
-        """As ``ChromaVectorStore.add``, with each chunk's metadata as ``stored_meta`` gives it."""
+        """As ``ChromaVectorStore.add``, with each chunk's metadata as ``stored_meta`` gives it,
+        and its text in that envelope for Chroma (``with_text``), not as a document."""
         nodes = list(nodes)
         metas = [stored_meta(node, self.flat_metadata) for node in nodes]
         for lo in range(0, len(nodes), MAX_CHUNK_SIZE):
@@ -242,8 +268,10 @@ class MirroredChroma(ChromaVectorStore):
             self._collection.add(
                 ids=[node.node_id for node in part],
                 embeddings=[node.get_embedding() for node in part],  # type: ignore[arg-type]
-                metadatas=metas[lo : lo + MAX_CHUNK_SIZE],  # type: ignore[arg-type]
-                documents=[node.get_content(metadata_mode=MetadataMode.NONE) for node in part],
+                metadatas=[
+                    with_text(meta, node.get_content(metadata_mode=MetadataMode.NONE))
+                    for node, meta in zip(part, metas[lo : lo + MAX_CHUNK_SIZE], strict=True)
+                ],
             )
         self._keywords.add([chunk_record(node, meta) for node, meta in zip(nodes, metas, strict=True)])
         return [node.node_id for node in nodes]
@@ -268,7 +296,7 @@ class MirroredChroma(ChromaVectorStore):
         if missing:
             rest = self._collection.get(ids=missing, include=["documents", "metadatas"])
             for node_id, meta, text in zip(rest["ids"], rest["metadatas"] or [], rest["documents"] or [], strict=True):
-                nodes[node_id] = to_node(node_id, dict(meta or {}), text or "")
+                nodes[node_id] = to_node(node_id, dict(meta or {}), text)
         found = [(i, d) for i, d in zip(ids, distances, strict=True) if i in nodes]
         return VectorStoreQueryResult(
             nodes=[nodes[i] for i, _ in found],
