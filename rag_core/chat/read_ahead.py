@@ -9,8 +9,9 @@ itself (docs/performance.md, "Follow-ups"). The answer's prompt of a follow-up m
 alone begins with the system prompt (and summary) alone, which the answers' slot already
 holds; only a self-contained follow-up is answered after the conversation, which it reads.
 
-It delays a question by one piece at most: it reads in pieces of about two hundred tokens (3-4 s
-on two free cores) and stops before the next piece as soon as a generation waits for the model
+It delays a question by one piece at most: it reads in pieces of about fifty tokens (under a
+second on two free cores; pieces four times longer cost a follow-up more waiting and read no
+faster, docs/performance.md) and stops before the next piece as soon as a generation waits for the model
 (``LlamaCppLLM.read_ahead``); a new answer's read-ahead replaces an older one. Only the local
 model has a prompt cache to fill: other providers are left alone, and so is a model not loaded
 yet. ``llm_read_ahead`` turns it off.
