@@ -1,0 +1,72 @@
+"""``bench``'s ingest figures (rag_core.bench.ingest): Docent's ingest against the embedding
+limit taken on the very chunks it stored, file by file, so that both see the same machine."""
+
+from __future__ import annotations
+
+import itertools
+
+from tests.pdfgen import make_pdf
+
+WORDS = "revenue margin quarter segment cash flow operating income expenses shares dividend".split()
+
+
+def _page(seed: int) -> str:
+    words = [f"{WORDS[(seed + i * 7) % len(WORDS)]}{(seed * 31 + i) % 97}" for i in range(420)]
+    return "\n".join(" ".join(words[i : i + 12]) for i in range(0, len(words), 12))
+
+
+def test_the_limit_embeds_every_fourth_stored_chunk_of_each_file_right_after_it_in_whole_batches(
+    make_settings, tmp_path, monkeypatch
+):
+    from rag_core.bench import ingest as bench_ingest
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(3):
+        make_pdf([_page(10 * n + p) for p in range(3)], docs / f"filing{n}.pdf")
+    events: list[tuple[str, list[str]]] = []  # ("ingest", files) when an ingest begins; (phase, texts) per batch
+    phase = ["limit"]
+    real = bench_ingest.fresh_context
+
+    def recording(settings, name, **kwargs):
+        ctx = real(settings, name, **kwargs)
+        embed, ingestion = ctx.embed_model, ctx.ingestion
+        embed_texts, ingest_paths = embed._get_text_embeddings, ingestion.ingest_paths
+
+        def texts_seen(texts):
+            events.append((phase[0], list(texts)))
+            return embed_texts(texts)
+
+        def paths_seen(paths, *args, **kw):
+            events.append(("ingest", [p.name for p in paths]))
+            phase[0] = "indexing"
+            try:
+                return ingest_paths(paths, *args, **kw)
+            finally:
+                phase[0] = "limit"
+
+        object.__setattr__(embed, "_get_text_embeddings", texts_seen)
+        object.__setattr__(ingestion, "ingest_paths", paths_seen)
+        return ctx
+
+    monkeypatch.setattr(bench_ingest, "fresh_context", recording)
+    out, _ = bench_ingest.bench_ingest(make_settings(embed_batch_size=4), docs, every=4, naive_files=0)
+
+    starts = [i for i, (kind, _) in enumerate(events) if kind == "ingest"]
+    names = sorted(p.name for p in docs.iterdir())
+    assert [events[i][1] for i in starts] == [[n] for n in names] + [names]  # a file at a time, then all again
+    indexed = [t for kind, b in events if kind == "indexing" for t in b]
+    assert out["chunks"] == len(indexed) > 12
+    per_file = [
+        [t for kind, b in events[start:end] if kind == "indexing" for t in b]
+        for start, end in itertools.pairwise(starts)
+    ]
+    assert out["limit_chunks"] == sum(len(texts[::4]) for texts in per_file)
+    limit = [(i, b) for i, (kind, b) in enumerate(events) if kind == "limit"]
+    assert sum(len(b) for _, b in limit) == out["limit_chunks"]
+    assert all(len(b) == 4 for _, b in limit[:-1])  # whole batches, as the ingest embeds them
+    for i, batch in limit:  # the very texts the ingest embedded, after it embedded them
+        assert set(batch) <= {t for kind, b in events[:i] if kind == "indexing" for t in b}
+    assert limit[0][0] < starts[2]  # interleaved: the limit began before the last file was indexed
+    assert limit[-1][0] < starts[3]  # and ended before the re-ingest
+    assert out["limit_taken"] == "interleaved" and out["ingest_vs_limit"] is not None
