@@ -191,6 +191,7 @@ def documents_table(ctx: AppContext) -> None:
 
 
 ctx = require_context()
+ctx.ingestion.warm()  # the worker that reads files, started while the person picks them
 st.title("📤 Upload")
 mismatch_notice(ctx)
 

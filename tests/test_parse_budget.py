@@ -243,3 +243,44 @@ def test_cancel_works_while_the_worker_is_still_starting(report_pdf, monkeypatch
         load_file_guarded(report_pdf, "report.pdf", "sha", cancelled=lambda: True)
     assert started[0].proc.returncode is not None and budget._idle == []  # killed, not kept
     assert "42 litres" in load_file_guarded(report_pdf, "report.pdf", "sha").documents[1].text
+
+
+def test_a_worker_started_ahead_is_the_one_the_first_file_uses_once_per_process(report_pdf, monkeypatch):
+    """The Upload page starts the reading worker when it opens (``warm``): a file sent while it
+    is still starting waits for it instead of starting a second one, and it is done once."""
+    budget._close_idle()
+    monkeypatch.setattr(budget, "_warmed", False)
+    started: list[budget._Worker] = []
+    init = budget._Worker.__init__
+
+    def watched(self, cancelled=None):
+        started.append(self)
+        time.sleep(0.5)  # a slow start: the file below arrives while it runs
+        init(self, cancelled)
+
+    monkeypatch.setattr(budget._Worker, "__init__", watched)
+    ahead = budget.warm()
+    assert ahead is not None and budget.warm() is None  # once per process
+    assert "42 litres" in load_file_guarded(report_pdf, "report.pdf", "sha").documents[1].text
+    ahead.join(30)
+    assert len(started) == 1 and budget._idle == started  # the one started ahead read it, and stays idle
+
+
+def test_a_file_sent_while_the_worker_started_ahead_fails_starts_its_own(report_pdf, monkeypatch):
+    budget._close_idle()
+    monkeypatch.setattr(budget, "_warmed", False)
+    init = budget._Worker.__init__
+    calls: list[str] = []
+
+    def first_fails(self, cancelled=None):
+        calls.append(threading.current_thread().name)
+        if len(calls) == 1:
+            time.sleep(0.3)
+            raise RuntimeError("the worker process that reads files did not start (exit code 1)")
+        init(self, cancelled)
+
+    monkeypatch.setattr(budget._Worker, "__init__", first_fails)
+    ahead = budget.warm()
+    assert ahead is not None
+    assert "42 litres" in load_file_guarded(report_pdf, "report.pdf", "sha").documents[1].text
+    assert calls == ["docent-reader-ahead", threading.current_thread().name]

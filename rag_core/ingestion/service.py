@@ -190,6 +190,11 @@ class IngestionService:
     def documents(self) -> list[DocumentRecord]:
         return self.registry.list()
 
+    def warm(self) -> None:
+        """Have the worker that reads files started before the first file comes (the Upload
+        page asks when it opens): the first upload then does not wait for its start."""
+        loaders.warm_reader()
+
     # ------------------------------------------------------------------ internals
     def _free_name(self, name: str, sha: str) -> str:
         """For keep-both: the first ``name (N)`` not taken, or the one that holds this very file."""

@@ -28,6 +28,7 @@ from llama_index.core import Document
 
 from rag_core.errors import IngestError
 from rag_core.loaders.budget import load_file_guarded
+from rag_core.loaders.budget import warm as warm_reader
 from rag_core.loaders.documents import (
     HIDDEN_KEYS,
     MAX_TEXT_CHARS,
@@ -69,6 +70,7 @@ __all__ = [
     "load_file_guarded",
     "supported",
     "unsupported_reason",
+    "warm_reader",
 ]
 
 PDF_EXTS = {".pdf"}

@@ -44,6 +44,7 @@ _ROOT = Path(__file__).resolve().parents[2]  # the folder that holds rag_core/
 OCR_MEMORY_MB = 1024  # the OCR model (~0.6 GB of address space) and one page image, on top of memory_mb
 
 Progress = Callable[[str, float], None]  # (message, share of the reading done)
+logger = logging.getLogger(__name__)
 
 
 def load_file_guarded(
@@ -302,11 +303,53 @@ class _Worker:
 
 
 _lock = threading.Lock()
+_changed = threading.Condition(_lock)  # a worker started ahead (``warm``) is ready, or failed
 _idle: list[_Worker] = []
+_warming = 0  # workers being started ahead of a file
+_warmed = False  # ``warm`` ran in this process: once is enough (a busy worker must not get a twin)
+
+
+def warm() -> threading.Thread | None:
+    """Start the worker before the first file comes, in a background thread: the first upload
+    then does not wait for its interpreter and imports (~1.6 s on two cores). Once per process;
+    nothing when a worker is idle already, or where files are read without one (not POSIX)."""
+    global _warming, _warmed
+    if os.name != "posix":
+        return None
+    with _lock:
+        if _warmed or _idle:
+            return None
+        _warmed = True
+        _warming += 1
+
+    def start() -> None:
+        global _warming
+        worker = None
+        try:
+            worker = _Worker()
+        except Exception as e:  # the first file starts its own, and says why if it cannot
+            logger.debug("the reading worker was not started ahead: %s", e)
+        finally:
+            with _lock:
+                _warming -= 1
+                if worker is not None and len(_idle) < _MAX_IDLE:
+                    _idle.append(worker)
+                    worker = None
+                _changed.notify_all()
+        if worker is not None:
+            worker.close()
+
+    thread = threading.Thread(target=start, name="docent-reader-ahead", daemon=True)
+    thread.start()
+    return thread
 
 
 def _checkout(cancelled: Callable[[], bool] | None = None) -> _Worker:
     with _lock:
+        while _warming and not _idle:  # one is starting ahead: take it rather than start another
+            if cancelled is not None and cancelled():
+                raise _Cancelled
+            _changed.wait(0.25)
         if _idle:
             return _idle.pop()
     return _Worker(cancelled)  # started outside the lock: another thread's file need not wait for it
