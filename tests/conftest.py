@@ -32,6 +32,18 @@ def _isolated_env(monkeypatch, tmp_path):
 
 
 @pytest.fixture
+def settled_reader():
+    """No file-reading worker still being started ahead: a page test before this one in the
+    same process may have opened the Upload page (``IngestionService.warm``), and its worker
+    must land before a test counts the idle ones."""
+    from rag_core.loaders import budget
+
+    deadline = time.monotonic() + 120
+    while budget._warming and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+@pytest.fixture
 def make_settings(tmp_path):
     def make(**overrides):
         base = {"data_dir": tmp_path / "data", "embed_provider": "hash", "llm_provider": "extractive"}

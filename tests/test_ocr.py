@@ -26,6 +26,8 @@ from rag_core.viewer import fold
 from tests.pdfgen import ZEPHYR_PAGES, make_pdf, make_scanned_pdf
 from tests.test_viewer import highlighted_share
 
+pytestmark = pytest.mark.usefixtures("settled_reader")  # each test sees only its own workers
+
 REPORT = "Quarterly report of the Zephyr pump company\nItem\t2022\t2021\nRevenue\t1,234\t1,100\nNet income\t310\t275"
 REPORT_LINES = [
     "Quarterly report of the Zephyr pump company",

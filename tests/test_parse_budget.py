@@ -17,6 +17,8 @@ from rag_core.loaders import budget, load_file, load_file_guarded
 from tests.pdfgen import ZEPHYR_PAGES, encrypt_pdf, make_pdf
 from tests.test_formats import W, make_docx, para, table
 
+pytestmark = pytest.mark.usefixtures("settled_reader")  # each test sees only its own workers
+
 # 2.9 million elements: under the element budget, but seconds and ~300 MB to read. Its
 # document.xml is 20 MB; the .docx is 30 KB.
 HEAVY_ELEMENTS = 2_900_000
