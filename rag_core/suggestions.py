@@ -32,6 +32,7 @@ from rag_core.index import VectorIndex
 from rag_core.outline import outline, start_text, unique
 from rag_core.payloads import Source
 from rag_core.prompts import SUGGEST_MARKER, SUGGEST_PROMPT
+from rag_core.providers.answering import ANSWERING
 from rag_core.providers.models import ModelLoader
 from rag_core.settings import DocentSettings
 from rag_core.storage import DocumentRecord, DocumentRegistry
@@ -41,6 +42,7 @@ logger = logging.getLogger(__name__)
 PROMPT_CHARS = 1200  # of the document's start given to the LLM
 MAX_TOKENS = 100  # three short questions
 MAX_QUEUE = 8  # documents waiting for LLM questions; the most recently scheduled win
+MAX_GIVE_WAYS = 3  # a document whose questions gave way to answers this often waits for another process
 
 _GENERIC = {
     "abstract", "acknowledgements", "acknowledgments", "appendix", "background", "bibliography",
@@ -72,6 +74,7 @@ class SuggestionService:
         self._queue: queue.Queue[str] = queue.Queue()
         self._pending: list[str] = []  # names waiting, most recent last
         self._tried: set[str] = set()  # sha256s given to the LLM in this process
+        self._gave_way: dict[str, int] = {}  # sha256 -> calls stopped for an answer
         self._worker: threading.Thread | None = None
 
     # ------------------------------------------------------------------ public API
@@ -201,30 +204,48 @@ class SuggestionService:
                     if wanted:
                         self._pending.remove(name)
                 if wanted:
-                    self._suggest(name)
+                    ANSWERING.wait_quiet(self.settings.suggest_quiet_s)  # the person reads: nobody waits
+                    if not self._suggest(name):
+                        self.schedule(name)  # it gave way to an answer: again when it is quiet
             except Exception as e:  # a failed suggestion must not stop the worker
                 logger.warning("no LLM questions for %s: %s", name, e)
             finally:
                 self._queue.task_done()
 
-    def _suggest(self, name: str) -> None:
+    def _suggest(self, name: str) -> bool:
+        """The LLM's questions for ``name``, stored; False when the call stopped because an
+        answer began (an answer never waits for more than the prompt being read)."""
         rec = self.registry.get(name)
         if rec is None or rec.status != "indexed":
-            return
+            return True
         entry = self._entry(rec)
         if "llm" in entry or rec.sha256 in self._tried:
-            return
+            return True
         self._tried.add(rec.sha256)
         llm = self.models.llm()
         if llm.metadata.model_name == "extractive":  # quotes passages; it writes no questions
-            return
+            return True
         text = start_text(name, self.index, PROMPT_CHARS)
         if not text.strip():
-            return
+            return True
         prompt = SUGGEST_PROMPT.format(title=_title(entry), text=text, n=3)
         self.llm_calls += 1
-        reply = llm.complete(prompt, max_tokens=MAX_TOKENS).text
+        reply = ""
+        stream = llm.stream_complete(prompt, max_tokens=MAX_TOKENS)
+        try:
+            for response in stream:
+                if ANSWERING.held:  # stopped at this word: the local model serves one call at a time
+                    gave_way = self._gave_way[rec.sha256] = self._gave_way.get(rec.sha256, 0) + 1
+                    if gave_way < MAX_GIVE_WAYS:
+                        self._tried.discard(rec.sha256)
+                    return False
+                reply = response.text
+        finally:
+            close = getattr(stream, "close", None)
+            if callable(close):
+                close()
         self._store(rec.sha256, {**entry, "llm": parse_questions(reply)})
+        return True
 
 
 def parse_questions(reply: str, n: int = 3) -> list[str]:

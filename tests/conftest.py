@@ -29,6 +29,9 @@ def _isolated_env(monkeypatch, tmp_path):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("DOCENT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+    # Suggested questions wait for 15 s without answers; here answers of earlier tests must not
+    # delay them (tests/test_suggestions.py sets it where it is what is tested).
+    monkeypatch.setenv("DOCENT_SUGGEST_QUIET_S", "0")
 
 
 @pytest.fixture

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 import pytest
+from llama_index.core.base.llms.types import CompletionResponse
 
 from rag_core import build_context
 from rag_core.prompts import SUGGEST_MARKER
@@ -214,3 +216,87 @@ def test_parse_questions_keeps_questions_without_their_numbers():
     assert parse_questions("The documents don't say.") == []
     several = "What is the capacity? What is the main focus of the text?\nWhat method does the paper present?"
     assert parse_questions(several) == ["What is the capacity?", "What method does the paper present?"]
+
+
+# ============================================================================ never in an answer's way
+class WordByWordLLM(ScriptedLLM):
+    """Streams its reply a word at a time; ``on_word(k)`` runs before word k of each call."""
+
+    def __init__(self, on_word: Any, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.__dict__["on_word"] = on_word
+        self.__dict__["started"] = []  # time.monotonic() at each call's start
+
+    def stream_complete(self, prompt: str, formatted: bool = False, **kw: Any):
+        self.started.append(time.monotonic())
+        self._prompts.append(prompt)
+        text = ""
+        for k, word in enumerate(LLM_REPLY.split(" ")):
+            self.on_word(k)
+            text += ("" if not text else " ") + word
+            yield CompletionResponse(text=text, delta=word)
+
+
+def test_the_llm_writes_questions_after_a_quiet_while_and_stops_at_a_word_when_an_answer_begins(
+    make_settings, three_docs
+):
+    """A new document's questions took the local model for ~15 s right after an upload, and the
+    person's next question waited for them (first token 19 s against 13 s in the hand try)."""
+    from rag_core.providers.answering import ANSWERING
+
+    answer_began = threading.Event()
+    answer_ended = threading.Event()
+    calls = {"n": 0}
+
+    def answer_meanwhile() -> None:  # a person's answer, begun while the questions are written
+        with ANSWERING.hold():
+            answer_began.set()
+            time.sleep(0.4)
+        answer_ended.set()
+
+    def on_word(k: int) -> None:
+        if k == 0:
+            calls["n"] += 1
+        if calls["n"] == 1 and k == 3:
+            threading.Thread(target=answer_meanwhile, daemon=True).start()
+            assert answer_began.wait(10)
+
+    llm = WordByWordLLM(on_word)
+    ctx = build_context(make_settings(suggest_quiet_s=0.5), llm=llm)
+    ctx.ingestion.ingest_file(three_docs / "zephyr.pdf")
+    with ANSWERING.hold():  # an answer just written
+        pass
+    ended = time.monotonic()
+    ctx.suggestions.schedule("zephyr.pdf")
+    assert ctx.suggestions.wait(60)
+    assert len(llm.started) == 2 and ctx.suggestions.llm_calls == 2
+    assert llm.started[0] - ended >= 0.5  # only after half a second without an answer
+    assert answer_ended.is_set() and llm.started[1] >= llm.started[0] + 0.4 + 0.5  # after that answer, quiet again
+    assert (
+        ctx.suggestions.for_documents(["zephyr.pdf"])[0] == "How many litres per minute does the Zephyr pump deliver?"
+    )
+
+
+def test_questions_that_keep_giving_way_are_left_to_the_rules(make_settings, three_docs):
+    from rag_core.providers.answering import ANSWERING
+
+    def on_word(k: int) -> None:
+        if k == 2:
+            threading.Thread(target=lambda: _hold_briefly(ANSWERING), daemon=True).start()
+            time.sleep(0.05)
+
+    llm = WordByWordLLM(on_word)
+    ctx = build_context(make_settings(suggest_quiet_s=0.1), llm=llm)
+    ctx.ingestion.ingest_file(three_docs / "zephyr.pdf")
+    ctx.suggestions.schedule("zephyr.pdf")
+    assert ctx.suggestions.wait(60)
+    assert len(llm.started) == 3  # MAX_GIVE_WAYS calls, each stopped by an answer, then no more
+    assert ctx.suggestions.for_documents(["zephyr.pdf"])[:2] == [
+        "What does the section on Capacity say?",
+        "What does the section on Safety say?",
+    ]
+
+
+def _hold_briefly(gate: Any) -> None:
+    with gate.hold():
+        time.sleep(0.2)

@@ -189,7 +189,8 @@ class Turn:
         if self._found is None:
             self.search()
         try:
-            self._prepare()
+            with self._answering():  # a rewrite is the answer's work too: background work waits
+                self._prepare()
         except DocentError:
             self._release()
             raise
@@ -236,9 +237,12 @@ class Turn:
 
     def __iter__(self) -> Iterator[str]:
         """The answer's words; indexing in this app waits meanwhile (``answer_pauses_indexing``)."""
-        paused = ANSWERING.hold() if self.components.settings.answer_pauses_indexing else contextlib.nullcontext()
-        with paused:
+        with self._answering():
             yield from self._words()
+
+    def _answering(self) -> contextlib.AbstractContextManager[None]:
+        """The process-wide "an answer is being written" gate, held (``answer_pauses_indexing``)."""
+        return ANSWERING.hold() if self.components.settings.answer_pauses_indexing else contextlib.nullcontext()
 
     def _words(self) -> Iterator[str]:
         self.prepare()

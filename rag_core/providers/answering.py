@@ -34,6 +34,7 @@ class AnswerGate:
         self._clock = clock
         self._holds: dict[int, float] = {}  # hold id -> when it began
         self._next = 0
+        self._last_end = -float("inf")  # when the last hold ended (``quiet_s``)
         self._changed = threading.Condition()
 
     @contextlib.contextmanager
@@ -48,6 +49,7 @@ class AnswerGate:
         finally:
             with self._changed:
                 self._holds.pop(key, None)
+                self._last_end = self._clock()
                 self._changed.notify_all()
 
     @property
@@ -62,6 +64,21 @@ class AnswerGate:
             logger.warning("an answer held the indexing for over %.0f s: the indexing goes on", self.max_hold_s)
             del self._holds[key]
         return bool(self._holds)
+
+    def quiet_s(self) -> float:
+        """Seconds since the last answer ended: 0 while one is being written."""
+        with self._changed:
+            return 0.0 if self._live() else self._clock() - self._last_end
+
+    def wait_quiet(self, seconds: float) -> None:
+        """Block until no answer has been written for ``seconds`` (work nobody waits for, such
+        as a document's suggested questions, starts only while the person reads)."""
+        while True:
+            quiet = self.quiet_s()
+            if quiet >= seconds:
+                return
+            with self._changed:
+                self._changed.wait(min(POLL_S, seconds - quiet) if quiet else POLL_S)
 
     def wait_clear(self, check: Callable[[], None] | None = None) -> float:
         """Block while an answer is being written; the seconds waited. ``check`` runs every

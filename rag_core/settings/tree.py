@@ -126,11 +126,20 @@ class DocentSettings(BaseSettings):
     )
     answer_pauses_indexing: bool = Field(
         default=True,
-        description="While an answer is written, indexing in this app waits before its next embedding batch, "
-        "so that the answer gets the cores.",
+        description="While an answer is written (its rewrite and search included), indexing in this app waits "
+        "before its next embedding batch and the model writes no suggested questions, so that the answer gets "
+        "the cores.",
     )
     llm_timeout: float = Field(
         default=120.0, gt=0, le=3600, description="Seconds to wait for a cloud LLM before giving up."
+    )
+    suggest_quiet_s: float = Field(
+        default=15.0,
+        ge=0,
+        le=3600,
+        description="The LLM writes a new document's suggested questions only after this many seconds without an "
+        "answer being written, and stops at the next word when an answer begins (tried again later): "
+        "a question never waits for them.",
     )
 
     # --- embeddings ----------------------------------------------------------
