@@ -137,3 +137,31 @@ def test_the_turn_holds_the_gate_while_it_writes_its_answer(make_settings, three
     assert gate.held is pause
     list(words)
     assert not gate.held and turn.answered is not None
+
+
+def test_the_turn_holds_the_gate_while_the_model_rewrites_a_follow_up(make_settings, three_docs, monkeypatch):
+    """The rewrite is the answer's work too: indexing and suggested questions wait for it."""
+    from rag_core import build_context
+    from tests.fakes import ScriptedLLM
+
+    gate = AnswerGate()
+    monkeypatch.setattr("rag_core.chat.turn.ANSWERING", gate)
+    held_while_rewriting: list[bool] = []
+
+    class RecordingLLM(ScriptedLLM):
+        def complete(self, prompt, formatted=False, **kw):
+            held_while_rewriting.append(gate.held)
+            return super().complete(prompt, formatted, **kw)
+
+    llm = RecordingLLM()
+    ctx = build_context(make_settings(top_k=1), llm=llm)
+    ctx.ingestion.ingest_file(three_docs / "zephyr.pdf")
+    sid = ctx.sessions.create("s").id
+    llm.script(answers=["It delivers 42 litres per minute [1]."])
+    list(ctx.chat.turn("How many litres per minute does the Zephyr pump deliver?", sid))
+    llm.script(answers=["It runs on a 12 volt battery [1]."], condense=["What battery does the Zephyr pump run on?"])
+    turn = ctx.chat.turn("and what does it run on", sid)
+    turn.prepare()  # as the page does, before the words
+    assert held_while_rewriting == [True] and not gate.held
+    list(turn)
+    assert not gate.held and turn.answered is not None

@@ -27,7 +27,6 @@ go once the answer is stored, or when it fails.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from collections.abc import Iterator
@@ -189,7 +188,7 @@ class Turn:
         if self._found is None:
             self.search()
         try:
-            with self._answering():  # a rewrite is the answer's work too: background work waits
+            with ANSWERING.hold_if(self.components.settings.answer_pauses_indexing):  # a rewrite is the answer's too
                 self._prepare()
         except DocentError:
             self._release()
@@ -237,12 +236,8 @@ class Turn:
 
     def __iter__(self) -> Iterator[str]:
         """The answer's words; indexing in this app waits meanwhile (``answer_pauses_indexing``)."""
-        with self._answering():
+        with ANSWERING.hold_if(self.components.settings.answer_pauses_indexing):
             yield from self._words()
-
-    def _answering(self) -> contextlib.AbstractContextManager[None]:
-        """The process-wide "an answer is being written" gate, held (``answer_pauses_indexing``)."""
-        return ANSWERING.hold() if self.components.settings.answer_pauses_indexing else contextlib.nullcontext()
 
     def _words(self) -> Iterator[str]:
         self.prepare()

@@ -52,6 +52,10 @@ class AnswerGate:
                 self._last_end = self._clock()
                 self._changed.notify_all()
 
+    def hold_if(self, on: bool) -> contextlib.AbstractContextManager[None]:
+        """``hold`` when ``on`` (a turn, with ``answer_pauses_indexing``), else nothing."""
+        return self.hold() if on else contextlib.nullcontext()
+
     @property
     def held(self) -> bool:
         with self._changed:
