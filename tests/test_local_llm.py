@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-import socket
+import socketserver
 import threading
 import time
 import types
@@ -185,10 +185,39 @@ def test_messages_to_chatml():
 # --------------------------------------------------------------------------- LLM on a fake server
 
 
-def _listen(path: str) -> socket.socket:
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(8)
+def _listen(path: str, server: FakeServer) -> socketserver.UnixStreamServer:
+    """llama.cpp's HTTP listener, of which Docent uses only ``POST /slots/{id}?action=``:
+    save writes what the slot read to ``slot_save_path`` + the file name, restore reads it."""
+    import http.server
+    import json
+
+    class Slots(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            slot, action = self.path.removeprefix("/slots/").split("?action=")
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            allowed = self.headers.get("Authorization") == f"Bearer {server.params.api_keys[0]}"
+            target = server.params.slot_save_path + body["filename"]
+            server.slot_actions.append((action, int(slot), allowed))
+            if not allowed:
+                reply, code = {"error": {"code": 401, "message": "Invalid API Key"}}, 401
+            elif action == "save":
+                held = server.slot_prompts.get(int(slot), "")
+                Path(target).write_text(held)
+                reply, code = {"id_slot": int(slot), "n_saved": len(held.split())}, 200
+            else:
+                server.slot_prompts[int(slot)] = held = Path(target).read_text()
+                reply, code = {"id_slot": int(slot), "n_restored": len(held.split())}, 200
+            data = json.dumps(reply).encode()
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    listener = socketserver.UnixStreamServer(path, Slots)
+    threading.Thread(target=listener.serve_forever, daemon=True).start()
     return listener
 
 
@@ -207,11 +236,14 @@ class FakeServer:
         self.waited_too_long = False
         self.wait_for_consumer = False
         self.tokens = ["The", " answer", " is", " 5", "."]
-        self.listener = _listen(params.hostnames[0])  # as llama.cpp's HTTP thread does
+        self.slot_prompts: dict[int, str] = {}  # what each slot has read (its KV cache)
+        self.slot_actions: list[tuple[str, int, bool]] = []  # (save | restore, slot, key right)
+        self.listener = _listen(params.hostnames[0], self)  # as llama.cpp's HTTP thread does
         FakeServer.instances.append(self)
 
     def handle_completions(self, request: dict[str, Any], callback: Any = None) -> Any:
         self.requests.append(request)
+        self.slot_prompts[int(request.get("id_slot", 0))] = request["prompt"]
         self.active += 1
         self.max_active = max(self.max_active, self.active)
         try:
@@ -336,6 +368,62 @@ def test_concurrent_calls_are_serialised(fake_llm):
         thread.join(30)
     assert errors == []
     assert FakeServer.instances[0].max_active == 1
+
+
+def _adaptive_llm(tmp_path, monkeypatch, others: list[float]) -> LlamaCppLLM:
+    import xllamacpp
+
+    from rag_core.providers import llama_engine
+
+    FakeServer.instances.clear()
+    monkeypatch.setattr(xllamacpp, "Server", FakeServer)
+    monkeypatch.setattr(llama_engine, "usable_cores", lambda: 2)
+    monkeypatch.setattr(llama_engine.LOAD, "others", lambda: others[0])
+    model = tmp_path / "kept.gguf"
+    model.write_bytes(b"GGUF" + b"\0" * 16)
+    return build_local_llm(model, context_window=2048, max_new_tokens=8, n_threads=0)
+
+
+def test_what_the_slots_read_is_kept_over_a_reload_for_new_threads(tmp_path, monkeypatch):
+    """A changed choice of threads reloads the model; what its two slots had read is written out
+    through the server's listener, with its key, and read back into the new server (``slots``);
+    the files, which hold document text as the model read it, are deleted then."""
+    others = [0.0]
+    llm = _adaptive_llm(tmp_path, monkeypatch, others)
+    llm.complete("The Zephyr pump delivers 42 litres per minute. How much does it deliver?", slot=0)
+    llm.complete("Rewrite the follow-up as a question that stands alone.")  # the other slot
+    (idle,) = FakeServer.instances
+    read = dict(idle.slot_prompts)
+
+    others[0] = 1.0  # another program took a core: new threads, a reload
+    busy = llm.complete("And its current?", slot=0).raw
+    reloaded = FakeServer.instances[-1]
+    assert reloaded is not idle and busy["threads"]["threads_decode"] == 1.0
+    assert idle.slot_actions == [("save", 0, True), ("save", 1, True)]
+    assert reloaded.slot_actions == [("restore", 0, True), ("restore", 1, True)]
+    assert reloaded.slot_prompts[1] == read[1]  # the other slot holds what it held
+    assert busy["threads"]["threads_swap_kept_tokens"] == sum(len(p.split()) for p in read.values())
+    assert reloaded.params.slot_save_path.endswith(os.sep)  # llama.cpp joins it to the name as text
+    assert os.listdir(reloaded.params.slot_save_path) == []
+
+    llm._get_engine().reload()  # a benchmark's empty cache: nothing read back
+    assert len(FakeServer.instances) == 3 and FakeServer.instances[-1].slot_actions == []
+
+
+def test_a_reload_whose_slots_cannot_be_kept_still_answers(tmp_path, monkeypatch):
+    """Keeping the slots is only a saving: refused (here the key is wrong), the reload goes on
+    and the answer comes, its prompt read in full."""
+    others = [0.0]
+    llm = _adaptive_llm(tmp_path, monkeypatch, others)
+    llm.complete("The Zephyr pump delivers 42 litres per minute.", slot=0)
+    engine = llm._get_engine()
+    monkeypatch.setattr(engine, "_key", "not-the-key")
+    others[0] = 1.0
+    busy = llm.complete("And its current?", slot=0)
+    assert busy.text == "The answer is 5."
+    assert FakeServer.instances[0].slot_actions == [("save", 0, False), ("save", 1, False)]
+    assert FakeServer.instances[-1].slot_actions == []  # nothing saved: nothing read back
+    assert busy.raw["threads"]["threads_swap_kept_tokens"] == 0.0 and engine.swaps == 1
 
 
 def test_too_long_prompt_is_an_actionable_error(fake_llm):
@@ -559,7 +647,7 @@ def test_a_load_returns_once_the_server_listens_so_a_reload_at_once_cannot_hang(
 
             def listen_later() -> None:
                 time.sleep(0.3)
-                self.late = _listen(path)
+                self.late = _listen(path, self)
                 late.append(time.monotonic())
 
             threading.Thread(target=listen_later, daemon=True).start()

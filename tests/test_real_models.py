@@ -129,6 +129,29 @@ def test_a_new_conversation_reuses_the_answers_beginning_after_another_prompt(re
     assert threads_held.swaps == swaps
 
 
+def test_a_reload_for_new_threads_keeps_what_the_answers_slot_read(real_ctx, monkeypatch):
+    """When the free cores change, the model is reloaded with threads for them (``llama_engine``):
+    what its slots had read is written out and read back (``providers.slots``), so the next
+    conversation's first question still reads its system prompt from the cache (CI's machine
+    reloaded mid-test, and it read all of it again)."""
+    from rag_core.chat.messages import count_tokens
+    from rag_core.providers.threads import ThreadChoice
+
+    ctx = real_ctx
+    ctx.chat.ask("What must you never do with the Zephyr pump?")
+    engine = ctx.llm()._get_engine()
+    fewer = ThreadChoice(1, 1) if engine.choice != ThreadChoice(1, 1) else ThreadChoice(1, 2)
+    monkeypatch.setattr(engine, "n_threads", 0)
+    monkeypatch.setattr(engine, "_wanted", lambda: (fewer, 1.0))  # another program took a core
+    swaps = engine.swaps
+    turn = ctx.chat.ask("How many amperes does the Zephyr pump draw?")
+    system = count_tokens(ctx.settings.system_prompt)
+    assert engine.swaps == swaps + 1 and turn.timings["threads_decode"] == fewer.decode
+    assert turn.timings["threads_swap_kept_tokens"] >= system, _cache_figures(turn.timings)
+    assert turn.timings["prompt_cached_tokens"] >= system, _cache_figures(turn.timings)
+    assert "8" in turn.answer
+
+
 EXIT_DURING_A_GENERATION = """
 import sys, threading, time
 from rag_core import load_settings, build_context

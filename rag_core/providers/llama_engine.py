@@ -16,8 +16,9 @@
 * Its threads are chosen for the cores other programs leave free (``threads``), again
   before each generation. llama.cpp takes them when the server starts (the server offers no
   way to change them later), so a changed choice reloads the model between two answers:
-  about 2 s with the file in the page cache, and the prompts cached so far are lost
-  (docs/performance.md measures both against the decoding speed a wrong choice costs).
+  about 2 s with the file in the page cache (docs/performance.md measures it against the decoding
+  speed a wrong choice costs). What the two slots had read is written out before and read back
+  after (``slots``); llama.cpp's RAM cache of older prompts is lost.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.errors import ModelError
+from rag_core.providers.slots import SlotKeeper
 from rag_core.providers.threads import LOAD, ThreadChoice, choose_threads, usable_cores
 
 logger = logging.getLogger(__name__)
@@ -95,6 +97,8 @@ class LlamaEngine:
         self.swaps = 0  # reloads because the free cores changed
         self._load_lock = threading.Lock()
         self._socket_dir: str | None = None
+        self._key = ""  # the loaded server's API key (its listener takes the slots' save and restore)
+        self._slots = SlotKeeper()
         self._last_load_s = 0.0
         self.closing = False  # the process is exiting: generations stop, none starts (``close``)
 
@@ -148,15 +152,22 @@ class LlamaEngine:
         fresh = self.server is None  # loaded just now, with threads chosen just now
         server = self.get_server()
         others: float | None = None
-        swap_s = 0.0
+        swap_s, kept = 0.0, 0
         if not fresh and self.n_threads <= 0:
             wanted, others = self._wanted()
             if wanted != self.choice:
                 logger.info("Free cores changed (others use %.2f): threads %s -> %s", others or 0, self.choice, wanted)
+                started = time.perf_counter()
                 with self._load_lock:
-                    self._unload()
-                    self.server = server = self._load(wanted)
-                swap_s = self._last_load_s
+                    saved = self._slots.save(self._socket_path(), self._key, SLOTS)  # kept over the reload
+                    try:
+                        self._unload()
+                        self.server = server = self._load(wanted)
+                    except BaseException:
+                        self._slots.clear()
+                        raise
+                    kept = self._slots.restore(self._socket_path(), self._key, saved)
+                swap_s = time.perf_counter() - started
                 self.swaps += 1
         assert self.choice is not None
         info = {"threads_decode": float(self.choice.decode), "threads_batch": float(self.choice.batch)}
@@ -164,6 +175,7 @@ class LlamaEngine:
             info["others_busy_cores"] = others
         if swap_s:
             info["threads_swap_s"] = round(swap_s, 3)
+            info["threads_swap_kept_tokens"] = float(kept)  # what the slots had read, read back
         return server, info
 
     def generation_done(self) -> None:
@@ -202,6 +214,9 @@ class LlamaEngine:
             self._unload()
         return True
 
+    def _socket_path(self) -> str | None:
+        return os.path.join(self._socket_dir, "llama.sock") if self._socket_dir else None
+
     def _unload(self) -> None:
         server, self.server, self.choice = self.server, None, None
         del server  # the last reference: xllamacpp stops the server and frees the model
@@ -238,6 +253,7 @@ class LlamaEngine:
             # Removed at exit (or when the model is reloaded); the Server cannot be weak-referenced.
             weakref.finalize(self, shutil.rmtree, socket_dir, True)
             params.hostnames = [os.path.join(socket_dir, "llama.sock")]
+            params.slot_save_path = self._slots.folder()  # the slots kept over a reload (``slots``)
         else:  # pragma: no cover - Windows: loopback, random port, random key
             params.hostnames = ["127.0.0.1"]
             params.port = 0
@@ -264,6 +280,7 @@ class LlamaEngine:
             _until_listening(os.path.join(socket_dir, "llama.sock"))
         self._last_load_s = time.perf_counter() - started
         self._socket_dir = socket_dir
+        self._key = params.api_keys[0]
         self.choice = choice
         logger.info("Local LLM loaded in %.1f s", self._last_load_s)
         return server
