@@ -14,6 +14,9 @@ knows nothing of browser sessions: each session keeps the ids of its own jobs.
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -133,7 +136,21 @@ class JobRunner:
 
     # ------------------------------------------------------------------ the thread
     def _run(self, job: _Job, ingestion: IngestionService) -> None:
-        from rag_core.ingestion import IngestResult
+        from rag_core.ingestion import IngestResult, upload_name
+        from rag_core.ingestion.ahead import ReadAhead
+
+        # Each upload's bytes go to a file of their own, the next one's before this one is
+        # ingested: it is read while this one is embedded (``ingestion.ahead``).
+        ahead = ReadAhead(ingestion.settings)
+        folder = Path(tempfile.mkdtemp(prefix="docent-upload-"))
+
+        def staged(i: int) -> tuple[Path, str]:
+            name = upload_name(job.uploads[i].name)
+            path = folder / str(i) / f"upload{Path(name).suffix}"
+            if not path.exists():
+                path.parent.mkdir(exist_ok=True)
+                path.write_bytes(job.uploads[i].data)
+            return path, name
 
         try:
             for i, upload in enumerate(job.uploads):
@@ -147,16 +164,25 @@ class JobRunner:
                 def report(message: str, fraction: float, entry: FileProgress = entry) -> None:
                     self._set(entry, message=message, fraction=min(max(float(fraction), 0.0), 1.0))
 
-                result = ingestion.ingest_bytes(
-                    upload.data, upload.name, report, on_conflict=upload.on_conflict, cancelled=job.cancel.is_set
+                path, name = staged(i)
+                ahead.upcoming = []
+                if i + 1 < len(job.uploads):
+                    with contextlib.suppress(OSError):  # no room for the next one yet: it is read at its turn
+                        ahead.upcoming = [staged(i + 1)]
+                result = ingestion.ingest_file(
+                    path, name, report, on_conflict=upload.on_conflict, cancelled=job.cancel.is_set, ahead=ahead
                 )
                 upload.data = b""  # the bytes are not needed any more
+                shutil.rmtree(path.parent, ignore_errors=True)
                 with self._lock:
                     entry.name, entry.result, entry.state, entry.fraction = result.file, result, "done", 1.0
             state = "cancelled" if job.cancel.is_set() else "done"
             error = ""
-        except Exception as e:  # ingest_bytes reports file errors itself: this is a bug, shown
+        except Exception as e:  # ingest_file reports file errors itself: this is a bug (or no room to stage), shown
             state, error = "failed", f"{type(e).__name__}: {e}"
+        finally:
+            ahead.close()
+            shutil.rmtree(folder, ignore_errors=True)
         with self._lock:
             job.view.state, job.view.error, job.view.finished = state, error, time.time()
 

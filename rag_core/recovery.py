@@ -174,14 +174,13 @@ def rebuild(service: IngestionService, progress: Progress | None = None) -> list
         for name in service.markers.all():
             service.markers.drop(name)
     folder = service.settings.paths.files
-    results = []
-    for name in names:
-        src = folder / name
-        if src.is_file():
-            results.append(service.ingest_file(src, name, progress, on_conflict="replace"))
-        else:
-            results.append(IngestResult(name, "failed", reason="stored copy missing; upload it again"))
-    return results
+    present = [name for name in names if (folder / name).is_file()]
+    done = service.ingest_each([(folder / name, name) for name in present], progress, on_conflict="replace")
+    kept = set(present)  # ingested in this order, each read while the one before is embedded
+    return [
+        next(done) if name in kept else IngestResult(name, "failed", reason="stored copy missing; upload it again")
+        for name in names
+    ]
 
 
 def repair(service: IngestionService, progress: Progress | None = None) -> list[IngestResult]:

@@ -64,3 +64,40 @@ def test_a_job_indexes_and_asks_nothing_twice(make_settings, llm):
     assert (refused.status, refused.conflict) == ("failed", True)
     replaced = ctx.jobs.submit(ctx.ingestion, [Upload("a.txt", b"Another alpha.", on_conflict="replace")])
     assert [r.status for r in ctx.jobs.wait(replaced, timeout=60).results] == ["replaced"]
+
+
+def test_the_next_upload_is_read_while_one_is_embedded_and_nothing_is_left_behind(make_settings, llm, monkeypatch):
+    """The uploads' bytes are staged in files of their own; the next one is read in the worker
+    while this one's embedding goes on (``ingestion.ahead``). The first file's second batch of
+    embeddings waits until the second file was read: it could not be, one after the other."""
+    from rag_core.ingestion import ahead
+
+    ctx = build_context(make_settings(), llm=llm)
+    read, staged = {}, []
+    real_read, real_call = ahead.loaders.load_file_guarded, HashEmbedding.__call__
+    calls = {"n": 0}
+
+    def spy(path, name, sha256, **kwargs):
+        staged.append(path)
+        loaded = real_read(path, name, sha256, **kwargs)
+        read[name] = threading.current_thread().name
+        return loaded
+
+    def held(self, nodes, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:  # long.txt is still being embedded
+            for _ in range(600):
+                if "next.txt" in read:
+                    break
+                threading.Event().wait(0.05)
+        return real_call(self, nodes, **kwargs)
+
+    monkeypatch.setattr(ahead.loaders, "load_file_guarded", spy)
+    monkeypatch.setattr(HashEmbedding, "__call__", held)
+    job = ctx.jobs.submit(ctx.ingestion, [Upload("long.txt", LONG), Upload("next.txt", b"Valves close.")])
+    view = ctx.jobs.wait(job, timeout=120)
+    assert [(r.file, r.status) for r in view.results] == [("long.txt", "indexed"), ("next.txt", "indexed")]
+    assert read["next.txt"] == "docent-read-next" and read["long.txt"] != "docent-read-next"
+    assert len(staged) == 2 and not any(p.exists() or p.parent.parent.exists() for p in staged)
+    assert [n.get_content() for n in ctx.index.document_nodes("next.txt")] == ["Valves close."]
+    assert check(ctx)[0] == []

@@ -21,8 +21,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     failed = conflicts = 0
     progress = progress_to_stderr(args.json)
     policy: OnConflict = "replace" if args.replace else "keep_both" if args.keep_both else "ask"
-    for path, name in iter_inputs([Path(p) for p in args.paths]):
-        r = ctx.ingestion.ingest_file(path, name, progress, on_conflict=policy)
+    for r in ctx.ingestion.ingest_each(iter_inputs([Path(p) for p in args.paths]), progress, on_conflict=policy):
         if progress:
             clear_line()
         failed += r.status == "failed"

@@ -1,6 +1,7 @@
 """Ingestion: files in, chunks with vectors out; a document is fully indexed or absent.
 
     service.py     IngestionService: ingest, replace, delete, list; conflicts between names
+    ahead.py       reading the next file while this one is embedded
     transforms.py  the pipeline's own steps: page context for chunks, embedding in batches
     markers.py     the pending markers written before the first vector (for recovery)
     names.py       document names: identity, uploads, the stored copy's file name

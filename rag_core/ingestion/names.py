@@ -1,13 +1,59 @@
-"""Document names: the identity of a document, the name of its stored copy in ``files/``."""
+"""Document names: the identity of a document, the name of its stored copy in ``files/``, and
+the name a file is indexed under when a different file has its name (``on_conflict``)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 import stat
+import time
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from rag_core.errors import IngestError
+
+if TYPE_CHECKING:
+    from rag_core.storage import DocumentRecord, DocumentRegistry
+
+OnConflict = Literal["ask", "replace", "keep_both"]
+
+
+class NameTaken(IngestError):
+    """A different file of this name is indexed: refused until told to replace it or keep both."""
+
+
+def free_name(registry: DocumentRegistry, files: Path, name: str, sha: str) -> str:
+    """For keep-both: the first ``name (N)`` not taken, or the one that holds this very file."""
+    for n in range(2, 10_000):
+        candidate = numbered(name, n)
+        rec = registry.get(candidate)
+        if rec is None and not (files / candidate).exists():
+            return candidate
+        if rec is not None and rec.status == "indexed" and rec.sha256 == sha:
+            return candidate
+    raise IngestError(name, "too many files of this name; rename it before uploading")
+
+
+def index_target(
+    registry: DocumentRegistry, files: Path, name: str, sha: str, on_conflict: OnConflict
+) -> tuple[str, DocumentRecord | None]:
+    """The name to index the file of ``sha`` under, and the indexed document of that name, if
+    any; ``NameTaken`` when a different file has the name and ``on_conflict`` is ``ask``."""
+    existing = registry.get(name)
+    if existing is None or existing.status != "indexed" or existing.sha256 == sha:
+        return name, existing
+    if on_conflict == "replace":
+        return name, existing
+    if on_conflict == "keep_both":
+        target = free_name(registry, files, name, sha)
+        return target, registry.get(target)
+    added = time.strftime("%Y-%m-%d %H:%M", time.localtime(existing.added))
+    raise NameTaken(
+        name,
+        f"a different file of this name is already indexed (added {added}); choose to replace it or to keep both",
+    )
 
 
 def safe_name(name: str) -> str:

@@ -31,7 +31,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
@@ -41,15 +40,24 @@ from rag_core.entities import read_and_keep
 from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError, disk_full
 from rag_core.files import Progress, atomic_copy, atomic_write, file_digest
 from rag_core.index import VectorIndex
+from rag_core.ingestion.ahead import ReadAhead, read_file
 from rag_core.ingestion.failures import failure_reason
 from rag_core.ingestion.markers import IngestMarkers
-from rag_core.ingestion.names import iter_inputs, numbered, safe_name, special_kind, upload_name
+from rag_core.ingestion.names import (
+    NameTaken,
+    OnConflict,
+    free_name,
+    index_target,
+    iter_inputs,
+    safe_name,
+    special_kind,
+    upload_name,
+)
 from rag_core.ingestion.transforms import BatchedEmbedder, ChunkContext
 from rag_core.loaders.ocr import sidecar_json, sidecar_path
 from rag_core.settings import DocentSettings
 from rag_core.storage import DocumentRecord, DocumentRegistry
 
-OnConflict = Literal["ask", "replace", "keep_both"]
 Cancelled = Callable[[], bool]
 
 logger = logging.getLogger(__name__)
@@ -86,10 +94,6 @@ class Conflict:
     keep_both_name: str
 
 
-class _NameTaken(IngestError):
-    pass
-
-
 class IngestionService:
     """Adds, replaces, deletes and lists documents; keeps Chroma, docstore and registry in step."""
 
@@ -118,7 +122,24 @@ class IngestionService:
     def ingest_paths(
         self, paths: Iterable[Path], progress: Progress | None = None, on_conflict: OnConflict = "ask"
     ) -> list[IngestResult]:
-        return [self.ingest_file(p, name, progress, on_conflict=on_conflict) for p, name in iter_inputs(paths)]
+        return list(self.ingest_each(iter_inputs(paths), progress, on_conflict))
+
+    def ingest_each(
+        self,
+        inputs: list[tuple[Path, str]],
+        progress: Progress | None = None,
+        on_conflict: OnConflict = "ask",
+        ahead: ReadAhead | None = None,
+    ) -> Iterator[IngestResult]:
+        """``ingest_file`` over (path, name) pairs, each result as it is done; the next file is
+        read while this one is embedded (``ahead``: given by a caller that waits for it)."""
+        ahead = ahead or ReadAhead(self.settings)
+        try:
+            for k, (path, name) in enumerate(inputs):
+                ahead.upcoming = inputs[k + 1 :]
+                yield self.ingest_file(path, name, progress, on_conflict=on_conflict, ahead=ahead)
+        finally:
+            ahead.close()
 
     def ingest_file(
         self,
@@ -128,17 +149,19 @@ class IngestionService:
         *,
         on_conflict: OnConflict = "ask",
         cancelled: Cancelled | None = None,
+        ahead: ReadAhead | None = None,
     ) -> IngestResult:
-        """Ingest one file; never raises for a bad file (the result says why it failed)."""
+        """Ingest one file; never raises for a bad file (the result says why it failed).
+        ``ahead``: the run of ingests this one is part of (``ingest_each``)."""
         name = safe_name(name or Path(path).name)
         started = time.perf_counter()
         report = progress or (lambda msg, frac: None)
         try:
-            result = self._ingest(Path(path), name, report, on_conflict, cancelled or (lambda: False))
+            result = self._ingest(Path(path), name, report, on_conflict, cancelled or (lambda: False), ahead)
         except IngestCancelled:
             result = IngestResult(name, "cancelled", reason="cancelled: nothing of it was kept")
         except IngestError as e:
-            result = IngestResult(name, "failed", reason=e.reason, conflict=isinstance(e, _NameTaken))
+            result = IngestResult(name, "failed", reason=e.reason, conflict=isinstance(e, NameTaken))
         except Exception as e:  # a parser bug, a full disk, a server gone: said, and the batch goes on
             result = IngestResult(name, "failed", reason=failure_reason(name, e, self.settings.data_dir))
         result.seconds = time.perf_counter() - started
@@ -171,7 +194,9 @@ class IngestionService:
         if existing.sha256 == hashlib.sha256(data).hexdigest():
             return None
         answers, conversations = self.registry.citations(name)
-        return Conflict(name, existing, answers, conversations, self._free_name(name, ""))
+        return Conflict(
+            name, existing, answers, conversations, free_name(self.registry, self.settings.paths.files, name, "")
+        )
 
     def delete(self, name: str) -> None:
         with self.index.writer():
@@ -196,36 +221,18 @@ class IngestionService:
         loaders.warm_reader()
 
     # ------------------------------------------------------------------ internals
-    def _free_name(self, name: str, sha: str) -> str:
-        """For keep-both: the first ``name (N)`` not taken, or the one that holds this very file."""
-        files = self.settings.paths.files
-        for n in range(2, 10_000):
-            candidate = numbered(name, n)
-            rec = self.registry.get(candidate)
-            if rec is None and not (files / candidate).exists():
-                return candidate
-            if rec is not None and rec.status == "indexed" and rec.sha256 == sha:
-                return candidate
-        raise IngestError(name, "too many files of this name; rename it before uploading")
-
     def _target(self, name: str, sha: str, on_conflict: OnConflict) -> tuple[str, DocumentRecord | None]:
         """The name to index under, and the indexed document of that name, if any."""
-        existing = self.registry.get(name)
-        if existing is None or existing.status != "indexed" or existing.sha256 == sha:
-            return name, existing
-        if on_conflict == "replace":
-            return name, existing
-        if on_conflict == "keep_both":
-            target = self._free_name(name, sha)
-            return target, self.registry.get(target)
-        added = time.strftime("%Y-%m-%d %H:%M", time.localtime(existing.added))
-        raise _NameTaken(
-            name,
-            f"a different file of this name is already indexed (added {added}); choose to replace it or to keep both",
-        )
+        return index_target(self.registry, self.settings.paths.files, name, sha, on_conflict)
 
     def _ingest(
-        self, path: Path, name: str, report: Progress, on_conflict: OnConflict, cancelled: Cancelled
+        self,
+        path: Path,
+        name: str,
+        report: Progress,
+        on_conflict: OnConflict,
+        cancelled: Cancelled,
+        ahead: ReadAhead | None = None,
     ) -> IngestResult:
         if not path.exists():
             raise IngestError(name, "file not found")
@@ -248,18 +255,11 @@ class IngestionService:
             raise IngestCancelled(target)
 
         report(f"{target}: reading", 0.05)
-        sidecar = sidecar_path(self.settings.data_dir, sha)
-        loaded = loaders.load_file_guarded(
-            path,
-            target,
-            sha,
-            timeout_s=self.settings.parse_timeout_s,
-            memory_mb=self.settings.parse_memory_mb,
-            cancelled=cancelled,
-            ocr=self.settings.ocr,
-            ocr_cache=sidecar if sidecar.exists() else None,
-            progress=lambda message, done: report(f"{target}: {message}", 0.05 + 0.25 * done),
-        )
+        loaded = ahead.take(path, target, sha, report, cancelled) if ahead else None
+        if loaded is None:
+            loaded = read_file(self.settings, path, target, sha, cancelled, report)
+        if ahead:  # the next file is read while this one is embedded
+            ahead.start_next(lambda next_name, next_sha: self._target(next_name, next_sha, on_conflict))
         if target != name:
             loaded.warnings.append(f"a different {name} is indexed: this one was kept as {target}")
         same = [r.name for r in self.registry.find_by_sha(sha) if r.name not in (name, target)]
@@ -285,7 +285,7 @@ class IngestionService:
             self._run_pipeline(loaded, target, report, cancelled)
             self._keep_copy(path, target)
             if loaded.ocr:  # the line boxes of OCR'd pages, for the viewer (and a re-read skips OCR)
-                atomic_write(sidecar, sidecar_json(loaded.ocr).encode("utf-8"))
+                atomic_write(sidecar_path(self.settings.data_dir, sha), sidecar_json(loaded.ocr).encode("utf-8"))
             chunks = self.index.mirrored_chunks(target)
             self._read_subjects(target, sha)
             self.registry.mark_indexed(target, loaded.pages, chunks)
