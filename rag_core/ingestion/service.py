@@ -136,7 +136,7 @@ class IngestionService:
         ahead = ahead or ReadAhead(self.settings)
         try:
             for k, (path, name) in enumerate(inputs):
-                ahead.upcoming = inputs[k + 1 :]
+                ahead.upcoming = inputs[k + 1 : k + 2]  # the next one: read while this one is embedded
                 yield self.ingest_file(path, name, progress, on_conflict=on_conflict, ahead=ahead)
         finally:
             ahead.close()
