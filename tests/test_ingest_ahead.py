@@ -159,3 +159,37 @@ def test_a_run_stopped_early_stops_its_reading_ahead(ctx, tmp_path, monkeypatch)
     run.close()  # as Ctrl-C between two files
     assert stopped.wait(5)
     assert [d.name for d in ctx.ingestion.documents()] == ["a.txt"]
+
+
+def test_the_reading_ahead_waits_while_an_answer_is_written(ctx, tmp_path, monkeypatch):
+    """Like the embedding, the next file's reading does not start while an answer is being
+    written (``providers.answering``): its worker would take the cores the answer's prompt needs.
+    An answer begins as a.txt's reading ends, and is written for a second."""
+    from rag_core.providers.answering import ANSWERING
+
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text("Apples are red or green and grow on trees.")
+    second.write_text("Bananas are yellow.")
+    reads = _spy_reads(monkeypatch)
+    spied = ahead_module.loaders.load_file_guarded
+    holding, released = threading.Event(), []
+
+    def answer() -> None:
+        with ANSWERING.hold():
+            holding.set()
+            time.sleep(1.0)
+            released.append(time.monotonic())
+
+    def read_then_answer(path, name, sha256, **kwargs):
+        loaded = spied(path, name, sha256, **kwargs)
+        if name == "a.txt":
+            threading.Thread(target=answer).start()
+            assert holding.wait(5)
+        return loaded
+
+    monkeypatch.setattr(ahead_module.loaders, "load_file_guarded", read_then_answer)
+    results = ctx.ingestion.ingest_paths([first, second])
+    assert [r.status for r in results] == ["indexed", "indexed"]
+    (name, started, _, thread) = reads[1]
+    assert (name, thread) == ("b.txt", "docent-read-next")
+    assert released and started >= released[0]  # read once the answer was written, not before

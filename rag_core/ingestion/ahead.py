@@ -25,6 +25,7 @@ from rag_core import loaders
 from rag_core.errors import IngestCancelled
 from rag_core.files import Progress, file_digest
 from rag_core.loaders.ocr import sidecar_path
+from rag_core.providers.answering import ANSWERING
 from rag_core.settings import DocentSettings
 
 POLL_S = 0.25  # how often a file waiting for its reading ahead passes the reading's progress on
@@ -87,8 +88,15 @@ class ReadAhead:
             return  # skipped unread at its turn
         reading = self._reading = _Reading((str(path.resolve()), target, sha))
 
+        def stopped() -> None:
+            if reading.stop.is_set():
+                raise IngestCancelled(target)
+
         def work() -> None:
             try:
+                # Like the embedding, the reading ahead yields to an answer being written: it
+                # starts only once none is (its worker would take the cores the prompt needs).
+                ANSWERING.wait_clear(stopped)
                 said: Progress = lambda message, done: reading.box.__setitem__("said", (message, done))  # noqa: E731
                 reading.box["loaded"] = read_file(self.settings, path, target, sha, reading.stop.is_set, said)
             except BaseException as e:  # said at the file's own turn
