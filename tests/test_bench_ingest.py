@@ -34,16 +34,16 @@ def test_the_limit_embeds_every_fourth_stored_chunk_of_each_file_right_after_it_
 
     def recording(settings, name, **kwargs):
         ctx = real(settings, name, **kwargs)
-        embed, ingestion = ctx.embed_model, ctx.ingestion
+        kind, ingestion = type(ctx.embed_model), ctx.ingestion
         embed_texts, ingest_file, ingest_paths = (
-            embed._get_text_embeddings,
+            kind._get_text_embeddings,
             ingestion.ingest_file,
             ingestion.ingest_paths,
         )
 
-        def texts_seen(texts):
+        def texts_seen(self, texts):
             events.append((phase[0], list(texts)))
-            return embed_texts(texts)
+            return embed_texts(self, texts)
 
         def file_seen(path, *args, **kw):
             events.append(("ingest", [path.name]))
@@ -57,7 +57,8 @@ def test_the_limit_embeds_every_fourth_stored_chunk_of_each_file_right_after_it_
             events.append(("again", [p.name for p in paths]))
             return ingest_paths(paths, *args, **kw)
 
-        object.__setattr__(embed, "_get_text_embeddings", texts_seen)
+        # On the class, undone after the test: the embedding instance is shared between contexts.
+        monkeypatch.setattr(kind, "_get_text_embeddings", texts_seen)
         object.__setattr__(ingestion, "ingest_file", file_seen)
         object.__setattr__(ingestion, "ingest_paths", paths_seen)
         return ctx
