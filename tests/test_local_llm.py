@@ -647,8 +647,8 @@ def test_a_load_returns_once_the_server_listens_so_a_reload_at_once_cannot_hang(
 
             def listen_later() -> None:
                 time.sleep(0.3)
-                self.late = _listen(path, self)
-                late.append(time.monotonic())
+                late.append(time.monotonic())  # before the socket is bound: a load may return
+                self.late = _listen(path, self)  # the instant it listens, before this returns
 
             threading.Thread(target=listen_later, daemon=True).start()
 
@@ -658,6 +658,6 @@ def test_a_load_returns_once_the_server_listens_so_a_reload_at_once_cannot_hang(
     model.write_bytes(b"GGUF" + b"\0" * 16)
     llm = build_local_llm(model, context_window=2048, n_threads=1)
     llm.load()
-    assert late and time.monotonic() >= late[0]  # it returned only once the listener was up
+    assert late and time.monotonic() >= late[0]  # it returned only once the listener came up
     llm.reload()
     assert len(FakeServer.instances) == 2
