@@ -8,6 +8,7 @@ keyword search, the query variants, the embedding of tests and the evaluation me
 
 from __future__ import annotations
 
+import functools
 import re
 
 CJK_RANGES = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"  # kana, CJK ideographs, hangul
@@ -122,13 +123,22 @@ _TABLE_HEADER = re.compile(
 )
 
 
+# The two line tests below are asked of the same lines again and again (each chunk of a page
+# looks back over the page's lines; what a document is about reads every line): remembered.
+_SEEN_LINES = 1 << 16
+
+
+@functools.lru_cache(maxsize=_SEEN_LINES)
 def is_title(line: str) -> bool:
     """A line set in capitals: a statement's or section's title ("CONDENSED CONSOLIDATED
     STATEMENTS OF OPERATIONS (Unaudited)")."""
+    if len(line) < 12:  # fewer than 12 letters
+        return False
     letters = [c for c in line if c.isalpha()]
     return len(letters) >= 12 and sum(c.isupper() for c in letters) >= 0.7 * len(letters)
 
 
+@functools.lru_cache(maxsize=_SEEN_LINES)
 def is_header(line: str) -> bool:
     """A line that names a table's columns, units or periods ("Three Months Ended", "June 25,",
     "2022", "(In millions)"), or a title."""
