@@ -286,3 +286,31 @@ def test_a_file_sent_while_the_worker_started_ahead_fails_starts_its_own(report_
     assert ahead is not None
     assert "42 litres" in load_file_guarded(report_pdf, "report.pdf", "sha").documents[1].text
     assert calls == ["docent-reader-ahead", threading.current_thread().name]
+
+
+def test_the_worker_starts_without_the_app_or_llama_index_s_whole_package(report_pdf):
+    """The worker's start is the first file's wait: it imports the loaders alone, with neither
+    rag_core's nor llama_index.core's package ``__init__`` (every engine and index class), and
+    reads a PDF into the very Document class the app unpickles."""
+    import subprocess
+
+    from rag_core.loaders.worker import BOOTSTRAP
+
+    head = BOOTSTRAP.split("from rag_core.loaders.worker import main")[0]
+    probe = (
+        head
+        + "from rag_core.loaders import load_file\n"
+        + "loaded = load_file(__import__('pathlib').Path(sys.argv[3]), 'report.pdf', 'sha')\n"
+        + "heavy = sorted(m for m in ('rag_core.chat', 'rag_core.context', 'llama_index.core.indices', "
+        + "'llama_index.core.chat_engine', 'chromadb') if m in sys.modules)\n"
+        + "print(type(loaded.documents[0]).__module__, loaded.pages, heavy)\n"
+    )
+    root = Path(budget.__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(root), str(root / "rag_core"), str(report_pdf)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()
+    assert out == ["llama_index.core.schema", "3", "[]"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from llama_index.core import Document
+from llama_index.core.schema import Document
 
 from rag_core.errors import IngestError
 from rag_core.loaders.budget import load_file_guarded

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from llama_index.core import Document
+from llama_index.core.schema import Document
 
 # Metadata that is shown to the user but kept out of the embedding and of the LLM's text.
 HIDDEN_KEYS = ["doc_key", "file_sha256", "section"]

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from llama_index.core import Document
+from llama_index.core.schema import Document
 
 from rag_core.errors import IngestError
 from rag_core.loaders.documents import LoadedFile, doc_metadata, hide_metadata

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from llama_index.core import Document
+from llama_index.core.schema import Document
 
 from rag_core.loaders.documents import doc_metadata, hide_metadata
 

@@ -25,12 +25,18 @@ except ImportError:  # not POSIX: the time budget still holds
 
 # The parent starts this module without running rag_core/__init__.py (the app: the chat
 # engine, Chroma...): the loaders need only themselves, rag_core.errors, rag_core.pdfium and llama_index.
+# llama_index.core's own __init__ likewise imports every index, engine and LLM class (1.1 s of
+# the worker's 1.9 s start on two cores): the loaders need its schema only, so that package
+# stands in empty too, its modules found where they are.
 BOOTSTRAP = (
-    "import sys, types\n"
+    "import importlib.util, sys, types\n"
     "sys.path.insert(0, sys.argv[1])\n"
     "pkg = types.ModuleType('rag_core')\n"
     "pkg.__path__ = [sys.argv[2]]\n"
     "sys.modules['rag_core'] = pkg\n"
+    "core = types.ModuleType('llama_index.core')\n"
+    "core.__path__ = list(importlib.util.find_spec('llama_index.core').submodule_search_locations)\n"
+    "sys.modules['llama_index.core'] = core\n"
     "from rag_core.loaders.worker import main\n"
     "main(int(sys.argv[3]), int(sys.argv[4]))\n"
 )
