@@ -193,3 +193,31 @@ def test_the_reading_ahead_waits_while_an_answer_is_written(ctx, tmp_path, monke
     (name, started, _, thread) = reads[1]
     assert (name, thread) == ("b.txt", "docent-read-next")
     assert released and started >= released[0]  # read once the answer was written, not before
+
+
+def test_the_cli_starts_the_reading_worker_while_it_opens_the_models_and_the_index(tmp_path, monkeypatch, capsys):
+    """``python -m rag_core ingest`` starts the worker that reads files before it builds its
+    context, so the worker's start (its interpreter and imports) overlaps the context's."""
+    from rag_core.cli import documents, main
+    from rag_core.loaders import budget
+
+    budget._close_idle()
+    monkeypatch.setattr(budget, "_warmed", False)
+    monkeypatch.setenv("DOCENT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DOCENT_EMBED_PROVIDER", "hash")
+    monkeypatch.setenv("DOCENT_LLM_PROVIDER", "extractive")
+    seen: list[bool] = []
+    real_context = documents.context
+
+    def slow_context(args, *rest, **kwargs):
+        deadline = time.monotonic() + 30  # the worker starts in ~1-2 s on two cores
+        while not budget._idle and time.monotonic() < deadline:
+            time.sleep(0.05)
+        seen.append(bool(budget._idle))  # up and waiting before the context was built
+        return real_context(args, *rest, **kwargs)
+
+    monkeypatch.setattr(documents, "context", slow_context)
+    make_pdf(ZEPHYR_PAGES, tmp_path / "zephyr.pdf")
+    assert main(["ingest", "--json", str(tmp_path / "zephyr.pdf")]) == 0
+    assert seen == [True]
+    assert '"status": "indexed"' in capsys.readouterr().out

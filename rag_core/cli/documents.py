@@ -13,10 +13,11 @@ from rag_core.cli.startup import context
 from rag_core.entities import EntityIndex
 from rag_core.errors import DatabaseDamagedError, DatabaseUnavailableError
 from rag_core.health import check
-from rag_core.ingestion import OnConflict, iter_inputs
+from rag_core.ingestion import OnConflict, iter_inputs, start_reading
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    start_reading()  # the reading worker starts while the models and the index are opened
     ctx = context(args)
     failed = conflicts = 0
     progress = progress_to_stderr(args.json)
@@ -106,6 +107,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
+    start_reading()
     ctx = context(args)
     results = recovery.rebuild(ctx.ingestion)
     if not results and not args.json:

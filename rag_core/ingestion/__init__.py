@@ -10,6 +10,7 @@ What a crash or a lost registry leaves is for ``rag_core.recovery``, which works
 ``IngestionService`` it is given.
 """
 
+from rag_core.ingestion.ahead import start_reading
 from rag_core.ingestion.markers import IngestMarkers
 from rag_core.ingestion.names import iter_inputs, numbered, safe_name, upload_name
 from rag_core.ingestion.service import Conflict, IngestionService, IngestResult, OnConflict
@@ -23,5 +24,6 @@ __all__ = [
     "iter_inputs",
     "numbered",
     "safe_name",
+    "start_reading",
     "upload_name",
 ]

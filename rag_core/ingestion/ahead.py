@@ -31,6 +31,13 @@ from rag_core.settings import DocentSettings
 POLL_S = 0.25  # how often a file waiting for its reading ahead passes the reading's progress on
 
 
+def start_reading() -> None:
+    """Have the worker that reads files started in the background, before the first file comes:
+    the Upload page when it opens, a command about to read files before it builds its context
+    (the worker's interpreter and imports, 1-2 s on two cores, then overlap that)."""
+    loaders.warm_reader()
+
+
 def read_file(
     settings: DocentSettings, path: Path, target: str, sha: str, cancelled: Callable[[], bool], report: Progress
 ) -> loaders.LoadedFile:

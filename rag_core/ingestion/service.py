@@ -40,7 +40,7 @@ from rag_core.entities import read_and_keep
 from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError, disk_full
 from rag_core.files import Progress, atomic_copy, atomic_write, file_digest
 from rag_core.index import VectorIndex
-from rag_core.ingestion.ahead import ReadAhead, read_file
+from rag_core.ingestion.ahead import ReadAhead, read_file, start_reading
 from rag_core.ingestion.failures import failure_reason
 from rag_core.ingestion.markers import IngestMarkers
 from rag_core.ingestion.names import (
@@ -218,7 +218,7 @@ class IngestionService:
     def warm(self) -> None:
         """Have the worker that reads files started before the first file comes (the Upload
         page asks when it opens): the first upload then does not wait for its start."""
-        loaders.warm_reader()
+        start_reading()
 
     # ------------------------------------------------------------------ internals
     def _target(self, name: str, sha: str, on_conflict: OnConflict) -> tuple[str, DocumentRecord | None]:
