@@ -34,7 +34,7 @@ POLL_S = 0.25  # how often a file waiting for its reading ahead passes the readi
 def start_reading() -> None:
     """Have the worker that reads files started in the background, before the first file comes:
     the Upload page when it opens, a command about to read files before it builds its context
-    (the worker's interpreter and imports, 1-2 s on two cores, then overlap that)."""
+    (the worker's interpreter and imports, about a second on two cores, then overlap that)."""
     loaders.warm_reader()
 
 

@@ -311,7 +311,7 @@ _warmed = False  # ``warm`` ran in this process: once is enough (a busy worker m
 
 def warm() -> threading.Thread | None:
     """Start the worker before the first file comes, in a background thread: the first upload
-    then does not wait for its interpreter and imports (1-2 s on two cores). Once per process;
+    then does not wait for its interpreter and imports (about a second on two cores). Once per process;
     nothing when a worker is idle already, or where files are read without one (not POSIX)."""
     global _warming, _warmed
     if os.name != "posix":
