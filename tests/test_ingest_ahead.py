@@ -210,7 +210,7 @@ def test_the_cli_starts_the_reading_worker_while_it_opens_the_models_and_the_ind
     real_context = documents.context
 
     def slow_context(args, *rest, **kwargs):
-        deadline = time.monotonic() + 30  # the worker starts in ~1-2 s on two cores
+        deadline = time.monotonic() + 30  # the worker starts in about a second on two cores
         while not budget._idle and time.monotonic() < deadline:
             time.sleep(0.05)
         seen.append(bool(budget._idle))  # up and waiting before the context was built
