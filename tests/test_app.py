@@ -25,6 +25,7 @@ from rag_core.health import check
 from rag_core.jobs import job_runner
 from rag_core.providers.embeddings import HashEmbedding
 from rag_core.settings import form_fields
+from ui import sidebar
 from ui.jobs import UPLOAD_JOBS
 from ui.markdown import escape_markdown, inert_markdown
 from ui.sidebar import MANAGE
@@ -465,6 +466,27 @@ def test_long_conversations_show_the_summary_of_older_turns(data_dir: Path, monk
 
 
 # ============================================================================ sessions
+def test_the_name_box_shows_the_stored_name_after_its_state_is_lost_or_emptied(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(ORION)
+    at = ask(open_app(), "Where did the Orion project launch?")
+    sid = at.session_state["session_id"]
+    box = f"name_{sid}"
+    # Streamlit drops a widget's value after a completed run that did not draw it (a click
+    # while a run is drawing the page can cause one); the box then came back empty.
+    with monkeypatch.context() as m:
+        m.setattr(sidebar, "_manage_session", lambda *a, **k: None)
+        at.run()
+    assert not [t for t in at.sidebar.text_input if t.key == box]
+    at.run()
+    assert at.sidebar.text_input(key=box).value == "Where did the Orion project launch?"
+    at.sidebar.text_input(key=box).input("  ").run()  # emptied: no name to rename to
+    assert at.sidebar.text_input(key=box).value == "Where did the Orion project launch?"
+    at.sidebar.text_input(key=box).input("Orion, launch").run()  # being typed: left alone
+    assert at.sidebar.text_input(key=box).value == "Orion, launch"
+
+
 def test_sessions_new_switch_rename_delete(data_dir: Path) -> None:
     seed(ORION)
     at = ask(open_app(), "Where did the Orion project launch?")

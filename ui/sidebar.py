@@ -118,8 +118,10 @@ def manage_chat(ctx: AppContext, session_id: str) -> None:
 def _manage_session(ctx: AppContext, session: Session, *, exports: bool) -> None:
     key = f"name_{session.id}"
     # The box shows the chat's name as stored now (the first question renames a new chat),
-    # not what it held when it was first drawn; what the user is typing is left alone.
-    if st.session_state.get(f"{key}_was") != session.name:
+    # not what it held when it was first drawn; what the user is typing is left alone. A box
+    # that lost its value (Streamlit drops a widget's state after a run that did not draw it,
+    # which a click during a run can cause) or was emptied shows the stored name again.
+    if st.session_state.get(f"{key}_was") != session.name or not str(st.session_state.get(key) or "").strip():
         st.session_state[key] = session.name
         st.session_state[f"{key}_was"] = session.name
     name = st.text_input("Name", key=key, max_chars=120)

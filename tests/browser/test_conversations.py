@@ -43,8 +43,10 @@ def sidebar_chats(page: Page):
 
 
 def test_suggested_questions_and_follow_ups(seeded, page: Page) -> None:
+    # The Chat page is the first page: no click on its link, whose run would clear the page
+    # (the suggestions too) just after they were seen and before they were counted.
     page.goto(seeded.url)
-    go(page, "Chat")
+    expect(page.get_by_role("heading", level=1).filter(has_text="Chat").first).to_be_visible()
     offered = page.locator("[class*='st-key-suggestion_'] button")
     expect(offered.first).to_be_visible()
     assert 1 <= offered.count() <= 3
@@ -128,6 +130,7 @@ def test_the_chat_list_by_day_search_rename_and_no_empty_pile(seeded, page: Page
     ask(page, "Where does the Vega telescope stand?")
     expect(answers(page).last).to_contain_text("Atacama")
     expect(sidebar.get_by_role("button", name="💬 Where does the Vega telescope stand?")).to_be_visible()
+    settled(page)
     sidebar.get_by_text("Rename, export or delete this chat").click()
     expect(sidebar.get_by_label("Name")).to_have_value("Where does the Vega telescope stand?")  # the new name
 
