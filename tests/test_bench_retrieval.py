@@ -9,16 +9,18 @@ from collections import Counter
 import pytest
 
 from rag_core import build_context
-from rag_core.bench import retrieval
+from rag_core.bench import fills, retrieval
+from rag_core.bench.fills import fill_key, filled_copy
 from rag_core.bench.retrieval import bench_retrieval
 
 
 @pytest.mark.slow  # new processes and a `chroma run`
-def test_each_size_reports_a_new_process_over_the_library_and_its_vector_index(make_settings):
+def test_each_size_reports_a_new_process_over_the_library_and_its_vector_index(make_settings, tmp_path):
     settings = make_settings()
     said: list[str] = []
-    out = bench_retrieval(settings, (200, 2000), queries=5, report=said.append)
-    assert out["chunks"] == 2000 and len(said) == 2 and said[1].startswith("  2000 chunks")
+    out = bench_retrieval(settings, (200, 2000), queries=5, report=said.append, fills=tmp_path / "fills")
+    assert out["chunks"] == 2000 and len(said) == 2 and said[1].startswith("  2000 chunks (filled in")
+    assert not out["200"]["fill_reused"] and not out["2000"]["fill_reused"]  # nothing kept yet
     for size in ("200", "2000"):
         process = out[size]["process"]
         assert "error" not in process, process
@@ -33,6 +35,34 @@ def test_each_size_reports_a_new_process_over_the_library_and_its_vector_index(m
     assert served["chroma"] == "127.0.0.1" and out["2000"]["process"]["chroma"] == "embedded"
     assert served["first_search_s"] >= served["start_s"] > 0 and served["rss_mb"] > 50
     assert out["served_process_rss_added_mb"] == round(served["rss_mb"] - out["200"]["process"]["rss_mb"], 1)
+
+
+@pytest.mark.slow  # a child process fills
+def test_a_fill_is_kept_copied_to_each_run_and_made_again_when_its_code_changes_or_when_asked(
+    make_settings, tmp_path, monkeypatch
+):
+    settings = make_settings()
+    kept = tmp_path / "fills"
+    first, fill_s, reused = filled_copy(settings, 300, kept)
+    assert not reused and fill_s > 0
+    again, again_s, reused = filled_copy(settings, 300, kept)
+    assert reused and again_s == fill_s and again != first
+    assert [p.name for p in kept.iterdir()] == [f"fill-300-{fill_key(settings, 300)}"]
+    for folder in (first, again):  # each a library a new process opens as it is, nothing to recover
+        ctx = build_context(settings.model_copy(update={"data_dir": folder}))
+        assert ctx.index.chunk_count() == 300 and ctx.reregistered == []
+        assert len(ctx.ingestion.registry.list(status=None)) == 3
+        assert ctx.chat.retrieve("revenue margin quarter")
+    ctx.ingestion.delete("synthetic-000000.txt")  # a copy changed: the kept fill is not
+    assert filled_copy(settings, 300, kept)[2] is True
+    fresh = build_context(settings.model_copy(update={"data_dir": filled_copy(settings, 300, kept)[0]}))
+    assert fresh.index.chunk_count() == 300
+
+    assert fill_key(settings, 300) != fill_key(settings, 3000)
+    assert filled_copy(settings, 300, kept, refill=True)[2] is False
+    monkeypatch.setattr(fills, "FILL_VERSION", fills.FILL_VERSION + 1)  # what the fill writes changed
+    assert filled_copy(settings, 300, kept)[2] is False
+    assert [p.name for p in kept.iterdir()] == [f"fill-300-{fill_key(settings, 300)}"]  # the old one let go
 
 
 def test_the_synthetic_documents_are_registered_whole_so_a_new_process_has_nothing_to_recover(make_settings):

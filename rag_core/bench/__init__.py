@@ -71,6 +71,7 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
     from rag_core.bench.answers import bench_first_turns, bench_follow_ups
     from rag_core.bench.app import bench_cold_start, bench_peak_rss
     from rag_core.bench.busy import bench_busy, machine_state
+    from rag_core.bench.fills import cache_dir
     from rag_core.bench.ingest import bench_delete, bench_ingest
     from rag_core.bench.retrieval import bench_retrieval
     from rag_core.chat.messages import count_tokens
@@ -126,7 +127,8 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
     report("deleting a 1,000-chunk document…")
     result["delete"] = bench_delete(settings)
     report("retrieval at scale (synthetic chunks)…")
-    result["retrieval"] = bench_retrieval(settings, (10_000,) if quick else (1_000, 100_000))
+    sizes = (10_000,) if quick else (1_000, 100_000)
+    result["retrieval"] = bench_retrieval(settings, sizes, fills=cache_dir(settings), refill=args.refill)
     mark = timed("delete_retrieval", mark)
     report("cold start against streamlit hello, in a real browser…")
     result["app"] = bench_cold_start(runs=1 if quick else 3)
@@ -237,10 +239,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"date": dt.date.today().isoformat(), "commit": _commit(), **figures}, default=str))
         return 0
     if args.retrieval:
+        from rag_core.bench.fills import cache_dir
         from rag_core.bench.retrieval import bench_retrieval
 
         sizes = tuple(int(n) for n in args.retrieval.split(","))
-        figures = bench_retrieval(settings, sizes, report=report)
+        figures = bench_retrieval(settings, sizes, report=report, fills=cache_dir(settings), refill=args.refill)
         print(json.dumps({"date": dt.date.today().isoformat(), "commit": _commit(), "retrieval": figures}))
         return 0
     if args.files:
@@ -324,6 +327,12 @@ def register_cli(sub: Any) -> None:
         "against the raw Chroma query, and a new process's start and memory at each (at the largest also with "
         "the folder's Chroma served by `chroma run`); with DOCENT_DATABASE_URL the keyword index is PostgreSQL's "
         "(give it a database of its own)",
+    )
+    s.add_argument(
+        "--refill",
+        action="store_true",
+        help="fill the retrieval figures' synthetic libraries again instead of copying those kept from an "
+        "earlier run (kept beside the model, in bench-fills; a change to the code that writes them refills anyway)",
     )
     s.add_argument("--json", action="store_true", help="one JSON object, the last line")
     s.add_argument(

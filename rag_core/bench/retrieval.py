@@ -29,6 +29,8 @@ from typing import Any
 
 from llama_index.core.schema import TextNode
 
+from rag_core import build_context
+from rag_core.bench.fills import filled_copy
 from rag_core.bench.inputs import ROOT, child_env, fresh_context
 from rag_core.bench.servers import chroma_run
 from rag_core.bench.stats import median, p95, ratio, rss_mb
@@ -147,20 +149,34 @@ def bench_retrieval(
     sizes: tuple[int, ...] = (1_000, 100_000),
     queries: int = 40,
     report: Callable[[str], None] | None = None,
+    fills: Path | None = None,
+    refill: bool = False,
 ) -> dict:
-    """The figures at each of ``sizes`` chunks (filled in turn); ``report`` is told each
-    size's figures as soon as they are taken (a fill to a million chunks takes an hour)."""
-    ctx = fresh_context(settings, "retrieval")
+    """The figures at each of ``sizes`` chunks; ``report`` is told each size's figures as
+    soon as they are taken (a fill to a million chunks takes an hour). With ``fills`` (a
+    folder), each size is a copy of a fill kept there from an earlier run, made first when
+    there is none or ``refill`` (``rag_core.bench.fills``); a PostgreSQL keyword index or a
+    Chroma server cannot be copied, so with either the chunks are filled in this process, in
+    turn, as without ``fills``."""
+    keep = fills is not None and not settings.database and not settings.chroma_host
+    ctx = None if keep else fresh_context(settings, "retrieval")
     rng = random.Random(7)
-    dim = ctx.index.embed_dim
     asks = [" ".join(_sentence(rng, 5).rstrip(".").split()[:5]) + "?" for _ in range(queries)]
     out: dict[str, Any] = {}
     filled = 0
     base = rss_mb()
     for size in sizes:
-        t = time.perf_counter()
-        _fill(ctx, filled, size, dim)
-        fill_s = time.perf_counter() - t
+        reused = False
+        if fills is not None and keep:
+            ctx = None  # the last size's library, let go before the next is opened
+            folder, fill_s, reused = filled_copy(settings, size, fills, refill)
+            ctx = build_context(settings.model_copy(update={"data_dir": folder, "model_cache": settings.model_dir}))
+        else:
+            assert ctx is not None
+            t = time.perf_counter()
+            _fill(ctx, filled, size, ctx.index.embed_dim)
+            fill_s = time.perf_counter() - t
+        assert ctx is not None
         filled = size
         t = time.perf_counter()
         ctx.chat.retrieve(asks[0])  # builds the keyword index for this many chunks
@@ -187,17 +203,24 @@ def bench_retrieval(
             "keyword_p95_s": p95(keyword),
             "keyword_index_build_s": round(build_s, 1),
             "insert_s": round(fill_s, 1),
+            "fill_reused": reused,
             "rss_mb": rss_mb(),
             "rss_added_mb": round(rss_mb() - base, 1),
             "process": fresh_process(settings, ctx.settings.data_dir, asks[1]),
             "vectors_mb": vectors_mb(ctx.settings.data_dir),
         }
         if report is not None:
-            report(f"  {size} chunks (filled in {fill_s:.0f} s): {json.dumps(out[str(size)])}")
+            how = (
+                f"a copy of a fill kept from an earlier run (filled in {fill_s:.0f} s)"
+                if reused
+                else f"filled in {fill_s:.0f} s"
+            )
+            report(f"  {size} chunks ({how}): {json.dumps(out[str(size)])}")
     largest = out[str(sizes[-1])]
     out["retrieval_p50_vs_raw"] = largest["p50_vs_raw"]
     out["chunks"] = sizes[-1]
     out["keyword_index"] = "postgres" if settings.database else "sqlite"
+    assert ctx is not None
     if not settings.chroma_host:  # the same folder with its vectors in a Chroma server's memory
         largest["process_served"] = served_process(settings, ctx.settings.data_dir, ctx.settings.paths.chroma, asks[1])
     smallest, process, served = out[str(sizes[0])]["process"], largest["process"], largest.get("process_served", {})
