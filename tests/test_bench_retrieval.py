@@ -58,11 +58,14 @@ def test_a_fill_is_kept_copied_to_each_run_and_made_again_when_its_code_changes_
     fresh = build_context(settings.model_copy(update={"data_dir": filled_copy(settings, 300, kept)[0]}))
     assert fresh.index.chunk_count() == 300
 
+    abandoned = kept / ".making-fill-300-0123-999999999"  # a benchmark killed while it filled
+    (abandoned / "data").mkdir(parents=True)
     assert fill_key(settings, 300) != fill_key(settings, 3000)
     assert filled_copy(settings, 300, kept, refill=True)[2] is False
     monkeypatch.setattr(fills, "FILL_VERSION", fills.FILL_VERSION + 1)  # what the fill writes changed
     assert filled_copy(settings, 300, kept)[2] is False
     assert [p.name for p in kept.iterdir()] == [f"fill-300-{fill_key(settings, 300)}"]  # the old one let go
+    assert not abandoned.exists()
 
 
 def test_the_synthetic_documents_are_registered_whole_so_a_new_process_has_nothing_to_recover(make_settings):

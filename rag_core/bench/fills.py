@@ -30,7 +30,18 @@ from rag_core.bench.inputs import ROOT, child_env, scratch
 from rag_core.settings import DocentSettings
 
 FILL_VERSION = 1  # raise when what ``retrieval._fill`` writes changes in a way its source does not show
-_SHAPING = ("rag_core/bench/retrieval.py", "rag_core/bench/fills.py", "rag_core/index.py", "rag_core/chroma_client.py")
+# what writes the chunks or shapes what is written (with rag_core/storage/): a change refills
+_SHAPING = (
+    "rag_core/bench/retrieval.py",
+    "rag_core/bench/fills.py",
+    "rag_core/index.py",
+    "rag_core/chroma_client.py",
+    "rag_core/chroma_guard.py",
+    "rag_core/datadir.py",
+    "rag_core/payloads.py",
+    "rag_core/text.py",  # the keyword index's tokens
+    "rag_core/providers/embeddings.py",
+)
 _FILLED = "filled.json"  # in a kept folder: written last, so a folder without it is not a finished fill
 
 
@@ -70,6 +81,7 @@ def filled_copy(settings: DocentSettings, size: int, cache: Path, refill: bool =
 
 def _make(settings: DocentSettings, size: int, kept: Path) -> None:
     kept.parent.mkdir(parents=True, exist_ok=True)
+    _drop_abandoned(kept.parent)
     work = kept.parent / f".making-{kept.name}-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     (work / "data").mkdir(parents=True)
@@ -94,6 +106,15 @@ def _make(settings: DocentSettings, size: int, kept: Path) -> None:
         work.rename(kept)
     except OSError:  # another benchmark kept the same fill meanwhile
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _drop_abandoned(cache: Path) -> None:
+    """A fill a benchmark was making when it was killed (a GB at 100k chunks): its maker's
+    process is gone, so nothing will finish it. Only this module makes ``.making-*-<pid>``."""
+    for work in cache.glob(".making-fill-*"):
+        pid = work.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists() and Path("/proc/self").exists():
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _child(folder: Path, size: int) -> None:
