@@ -5,7 +5,8 @@ set: give the benchmark a database of its own).
 
 The chunks are synthetic (sentences drawn from a Zipf-like vocabulary, random unit vectors):
 what is timed is the search machinery, not the answers. They are written to Chroma directly
-in LlamaIndex's node format, so the retriever reads them as it reads ingested chunks.
+in LlamaIndex's node format, so the retriever reads them as it reads ingested chunks; the
+benchmark fills each size once and copies the kept fill in later runs (``fills.py``).
 
 At each size a new process also opens the folder as an app process does (``build_context``)
 and searches once: its start, its first search and its memory are what a person starting
