@@ -87,7 +87,7 @@ def _make(settings: DocentSettings, size: int, kept: Path) -> None:
     (work / "data").mkdir(parents=True)
     t = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-m", "rag_core.bench.fills", str(work / "data"), str(size)],
+        [sys.executable, "-m", "rag_core.bench.retrieval", str(work / "data"), str(size)],  # its ``fill_folder``
         cwd=ROOT,
         env=child_env(settings),
         capture_output=True,
@@ -115,18 +115,3 @@ def _drop_abandoned(cache: Path) -> None:
         pid = work.name.rsplit("-", 1)[-1]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists() and Path("/proc/self").exists():
             shutil.rmtree(work, ignore_errors=True)
-
-
-def _child(folder: Path, size: int) -> None:
-    from rag_core import build_context, load_settings
-    from rag_core.bench.retrieval import _fill
-
-    settings = load_settings(data_dir=folder)
-    ctx = build_context(settings.model_copy(update={"model_cache": settings.model_dir, "chroma_host": None}))
-    t = time.perf_counter()
-    _fill(ctx, 0, size, ctx.index.embed_dim)
-    print(json.dumps({"fill_s": round(time.perf_counter() - t, 1), "chunks": ctx.index.chunk_count()}))
-
-
-if __name__ == "__main__":
-    _child(Path(sys.argv[1]), int(sys.argv[2]))

@@ -233,3 +233,20 @@ def bench_retrieval(
         if "rss_mb" in served:
             out["served_process_rss_added_mb"] = round(served["rss_mb"] - smallest["rss_mb"], 1)
     return out
+
+
+def fill_folder(folder: Path, size: int) -> None:
+    """``size`` synthetic chunks into a new library at ``folder``, in this process; prints
+    the fill's seconds (``python -m rag_core.bench.retrieval FOLDER SIZE``: a kept fill is made
+    so, ``fills.py``)."""
+    from rag_core import load_settings
+
+    settings = load_settings(data_dir=folder)
+    ctx = build_context(settings.model_copy(update={"model_cache": settings.model_dir, "chroma_host": None}))
+    t = time.perf_counter()
+    _fill(ctx, 0, size, ctx.index.embed_dim)
+    print(json.dumps({"fill_s": round(time.perf_counter() - t, 1), "chunks": ctx.index.chunk_count()}))
+
+
+if __name__ == "__main__":
+    fill_folder(Path(sys.argv[1]), int(sys.argv[2]))
