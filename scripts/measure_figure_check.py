@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from rag_core.entities import question_names  # noqa: E402
 from rag_core.figures import Passage, check_answer, document_entity, mark_answer, summary  # noqa: E402
 from rag_core.figures.check import CheckReport  # noqa: E402
 
@@ -153,7 +154,9 @@ def main() -> None:
             question = turn.get("condensed_question") or row.get("question") or ""
             report = on_the_path(answer, question, turn.get("sources") or [], docs)
         else:
-            report = check_answer(answer, row.get("question") or "", passages, cited_only=args.cited_only)
+            question = row.get("question") or ""
+            owners = [name.text for name in question_names(question) if name.owner]  # as ``TurnFigures`` passes them
+            report = check_answer(answer, question, passages, cited_only=args.cited_only, owners=owners)
         if not report.figures_checked:
             skipped += 1
             continue

@@ -154,3 +154,50 @@ def test_a_check_that_fails_keeps_the_answer_as_written(acme, monkeypatch):
     answered = ctx.chat.ask(QUARTER, session_id=sid)
     assert answered.answer == "Acme's net income was $823 million [1]." and answered.figures_checked == 0
     assert ctx.sessions.messages(sid)[-1].content == answered.answer
+
+
+def _annual_report_page(path) -> None:
+    """A company's annual report as a web page (no pages): its customers named in passing on
+    several parts, its statement of operations at the end."""
+    filler = " ".join(f"Table game number {i} is licensed to casinos across North America." for i in range(40))
+    parts = ["<h1>GALAXY GAMING, INC.</h1><p>Annual report for the year ended December 31, 2021.</p>"]
+    for n in range(4):
+        parts.append(
+            f"<p>Galaxy Gaming, Inc. licenses its table games. Caesars Entertainment is a customer ({n}). {filler}</p>"
+        )
+    parts.append(
+        "<h2>CONSOLIDATED STATEMENTS OF OPERATIONS</h2><p>YEARS ENDED DECEMBER 31, 2021 AND 2020</p>"
+        "<table><tr><td></td><td>2021</td><td>2020</td></tr>"
+        "<tr><td>Total revenue</td><td>19,984,378</td><td>10,230,316</td></tr>"
+        "<tr><td>Research and development</td><td>520,449</td><td>487,679</td></tr></table>"
+    )
+    path.write_text("<html><body>" + "".join(parts) + "</body></html>", encoding="utf-8")
+
+
+def test_a_web_pages_figure_given_for_another_company_or_year_is_marked(make_settings, tmp_path):
+    """A document without pages has its company from what it is about: a figure of Galaxy
+    Gaming's report given as Caesars Entertainment's (a customer it names), or as another
+    year's, is marked; Galaxy Gaming's own figure of that year is not."""
+    llm = ScriptedLLM()
+    ctx = build_context(make_settings(), llm=llm)
+    path = tmp_path / "galaxy-10k.html"
+    _annual_report_page(path)
+    ctx.ingestion.ingest_file(path)
+    sid = ctx.sessions.create().id
+    llm.script(answers=["Caesars Entertainment's total revenue in 2021 was $19,984,378 [1]."])
+    answered = ctx.chat.ask("What was Caesars Entertainment's total revenue in 2021?", session_id=sid)
+    assert (answered.figures_checked, answered.figures_unsupported) == (1, 1)
+    assert "is Galaxy Gaming, Inc.’s Total revenue" in answered.answer
+    llm.script(answers=["Galaxy Gaming's total revenue in 2018 was $10,230,316 [1]."])
+    answered = ctx.chat.ask("What was Galaxy Gaming's total revenue in 2018?", session_id=sid)
+    assert (answered.figures_checked, answered.figures_unsupported) == (1, 1)
+    assert "year ended December 31, 2020" in answered.answer
+    llm.script(answers=["Galaxy Gaming's total revenue in 2021 was $19,984,378 [1]."])
+    answered = ctx.chat.ask("What was Galaxy Gaming's total revenue in 2021?", session_id=sid)
+    assert (answered.figures_checked, answered.figures_unsupported) == (1, 0)
+    assert answered.answer == "Galaxy Gaming's total revenue in 2021 was $19,984,378 [1]."
+    # whose figures a question asks for, as the check is told: only names no document is about
+    components = ctx.chat.components
+    assert components.strangers("What was Galaxy Gaming's total revenue in 2021?") == []
+    assert components.strangers("What was the revenue of Caesars Entertainment?") == ["Caesars Entertainment"]
+    assert components.strangers("What was total revenue in 2021?") == []

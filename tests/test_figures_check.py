@@ -397,3 +397,99 @@ def test_a_clause_listing_both_dates_asked_claims_its_companys_own():
     answer = "Acme's revenue for the quarters ended July 30, 2023 and June 30, 2023 was {} million [1]."
     assert statuses(answer.format("$1,350"), TWO) == [("$1,350 million", "found")]
     assert statuses(answer.format("$2,070"), TWO) == [("$2,070 million", "mismatch")]  # the six months
+
+
+# An annual statement of a company no question below names but one ("Galaxy"), as a web page
+# gives it: no page numbers, the page's own "17" left on a line of its own.
+ANNUAL = (
+    "GALAXY GAMING, INC.\nCONSOLIDATED STATEMENTS OF OPERATIONS\nYEARS ENDED DECEMBER 31, 2021 AND 2020\n"
+    "2021 | | | 2020 |\nRevenue: | | | |\nTotal revenue | | | 19,984,378 | | | | 10,230,316 |\n"
+    "Research and development | | | 520,449 | | | | 487,679 |\n17\nThe accompanying notes are an integral part."
+)
+
+
+def annual(answer: str, question: str, owners: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
+    report = check_answer(
+        answer, question, [Passage(1, ANNUAL, "galaxy-10k.html", None, "Galaxy Gaming, Inc.")], owners=owners
+    )
+    return [(f.text, f.status, f.source) for f in report.figures]
+
+
+def test_a_year_named_bare_is_the_period_the_figure_must_be_of():
+    question = "What was Galaxy Gaming's revenue in 2018?"
+    got = annual("Galaxy Gaming's total revenue in 2018 was $10,230,316.", question)
+    assert got[0][:2] == ("$10,230,316", "mismatch") and "year ended December 31, 2020" in got[0][2]
+    assert annual("In 2020, Galaxy Gaming's total revenue was $10,230,316.", question)[0][1] == "found"
+    assert annual("Galaxy Gaming's total revenue for 2021 was $19,984,378.", question)[0][1] == "found"
+    # the question's year where the answer names none
+    assert (
+        annual("Galaxy Gaming's total revenue was $19,984,378.", "What was its total revenue in 2020?")[0][1]
+        == "mismatch"
+    )
+
+
+def test_a_money_figure_is_not_found_in_a_bare_number_of_two_digits():
+    question = "How much did Galaxy Gaming spend on research and development in 2020?"
+    got = annual("Galaxy Gaming spent $17 million on research and development in 2020.", question)
+    assert got == [("$17 million", "unsupported", "")]  # "17" is the page's number
+    index = "INDEX TO FINANCIAL STATEMENTS\nConsolidated Balance Sheets as of December 31, 2021 and 2020 | | 17\n"
+    report = check_answer(
+        "Galaxy Gaming spent $17 million on research and development in 2020.",
+        question,
+        [Passage(1, index + ANNUAL, "galaxy-10k.html", None, "Galaxy Gaming, Inc.")],
+    )
+    assert [f.status for f in report.figures] == ["unsupported"]  # nor is an index's page number
+    assert annual("Galaxy Gaming spent $487,679 on research and development in 2020.", question)[0][1] == "found"
+
+
+def test_a_figure_asked_of_a_company_no_source_is_about_is_marked_with_whose_it_is():
+    question = "What was Apple's total revenue in 2021?"
+    written = "Apple's total revenue in 2021 was $19,984,378 [1]."
+    got = annual(written, question, owners=("Apple",))
+    assert got[0][:2] == ("$19,984,378", "mismatch") and got[0][2].startswith("[1] Galaxy Gaming, Inc.’s Total revenue")
+    assert "19,984,378 is Galaxy Gaming, Inc.’s Total revenue, year ended December 31, 2021 [1])" in mark_answer(
+        written,
+        check_answer(
+            written, question, [Passage(1, ANNUAL, "galaxy-10k.html", None, "Galaxy Gaming, Inc.")], owners=("Apple",)
+        ),
+    )
+    # an answer that names no company is still the question's company's
+    assert annual("Total revenue in 2021 was $19,984,378.", question, owners=("Apple",))[0][1] == "mismatch"
+    # the company the sources are about, asked as such, and a passage that names the one asked
+    assert (
+        annual(
+            "Galaxy Gaming's total revenue in 2021 was $19,984,378.",
+            "What was Galaxy Gaming's total revenue?",
+            owners=("Galaxy Gaming",),
+        )[0][1]
+        == "found"
+    )
+    named = Passage(
+        1, "Revenue from Caesars Entertainment was $1,204,000 in 2021.", "galaxy-10k.html", None, "Galaxy Gaming, Inc."
+    )
+    report = check_answer(
+        "Caesars Entertainment's revenue was $1,204,000.",
+        "What was Caesars Entertainment's revenue?",
+        [named],
+        owners=("Caesars Entertainment",),
+    )
+    assert [f.status for f in report.figures] == ["found"]
+    # a source of no company (a note): nothing says whose its figures are
+    note = Passage(1, ANNUAL.replace("GALAXY GAMING, INC.\n", ""), "notes.md", None, "")
+    report = check_answer(written, question, [note], owners=("Apple",))
+    assert [f.status for f in report.figures] == ["found"]
+
+
+def test_a_lead_in_naming_the_statement_says_where_the_figure_is_not_what_it_is():
+    statement = ANNUAL.replace(
+        "17\n",
+        "Net income (loss) | | | 2,111,812 | | | | (3,451,014 | )\n"
+        "Comprehensive income (loss) | | | 1,964,619 | | | | (3,413,323 | )\n17\n",
+    )
+    sources = [Passage(1, statement, "galaxy-10k.html", None, "Galaxy Gaming, Inc.")]
+    question = "What was Galaxy Gaming's net income in 2021?"
+    lead = "According to the consolidated statements of operations and comprehensive income for the years ended December 31, 2021 and 2020, "
+    report = check_answer(lead + "Galaxy Gaming's net income for 2021 was $2,111,812.", question, sources)
+    assert [f.status for f in report.figures] == ["found"]
+    report = check_answer(lead + "Galaxy Gaming's comprehensive income for 2021 was $2,111,812.", question, sources)
+    assert [f.status for f in report.figures] == ["mismatch"]

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from llama_index.core.schema import BaseNode, NodeWithScore
 
 from rag_core.chat.engine import unfence
 from rag_core.chat.evidence import Evidence
+from rag_core.entities import question_names
 from rag_core.figures import CellMatch, Page, Passage, Verified, document_entity, find_cells, page_text, verify_answer
 from rag_core.figures.check import CheckReport
 from rag_core.figures.verify import sure_cells
@@ -42,7 +43,10 @@ class TurnFigures:
     """The figure check of one turn: ``first`` puts the cells before the evidence, ``check``
     marks the answer. ``chunks_of`` gives a page's chunks (``chunks_in``: the keyword index's
     pages); without it only the sources' own text is read. ``cover_of``: the page naming the
-    company a page's figures are of (1 unless the document joins others' pages)."""
+    company a page's figures are of (1 unless the document joins others' pages); ``subjects``:
+    what each document is about (``Components.subjects_of``), for one whose first page names
+    no company or that has no pages (a web page, a Word file); ``owners``: the names whose
+    figures the question asks for (default: every one it asks so)."""
 
     def __init__(
         self,
@@ -50,9 +54,15 @@ class TurnFigures:
         nodes: Sequence[NodeWithScore],
         chunks_of: ChunksOf | None = None,
         cover_of: Callable[[str, int | None], int] | None = None,
+        subjects: Mapping[str, str] | None = None,
+        owners: Sequence[str] | None = None,
     ) -> None:
         t = time.perf_counter()
         self.question = question
+        # whose figures the question asks for ("Apple" of "Apple's revenue"; ``Components.strangers``:
+        # those no document is about), checked against the companies of the sources' documents
+        self.owners = list(owners) if owners is not None else [n.text for n in question_names(question) if n.owner]
+        subjects = subjects or {}
         self._chunks_of: ChunksOf = chunks_of or (lambda key: [])
         self._cover_of = cover_of or (lambda doc, page: 1)
         self._entities: dict[tuple[str, int], str] = {}
@@ -64,7 +74,7 @@ class TurnFigures:
             if meta.get("context"):
                 text = "\n".join(str(meta["context"]).split(" | ")) + "\n" + text
             page = meta.get("page") if isinstance(meta.get("page"), int) else None
-            entity = self._entity(_doc(meta), page)
+            entity = self._entity(_doc(meta), page) or subjects.get(_doc(meta)) or subjects.get(hit.node.node_id, "")
             self.passages.append(Passage(i + 1, text, _file(meta), page, entity))
             key = (_doc(meta), page) if page is not None else None
             if key is not None and key not in self.page_of:
@@ -112,7 +122,7 @@ class TurnFigures:
             if number is not None:
                 passages.append(Passage(number, cell.page.text, cell.page.file, cell.page.page, cell.page.entity))
         try:
-            verified = verify_answer(answer, self.question, passages, self.cells)
+            verified = verify_answer(answer, self.question, passages, self.cells, owners=self.owners)
         except Exception:  # the answer is kept as written, unchecked, rather than lost
             logger.exception("checking the answer's figures failed")
             verified = Verified(answer, CheckReport(), "")

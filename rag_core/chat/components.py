@@ -18,7 +18,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 
 from rag_core.chat.engine import DocentChatEngine
 from rag_core.chat.messages import History, count_tokens, secrets_of
-from rag_core.entities import EntityIndex
+from rag_core.entities import EntityIndex, question_names
 from rag_core.index import VectorIndex
 from rag_core.payloads import Source
 from rag_core.providers.embeddings import MULTILINGUAL
@@ -134,6 +134,16 @@ class ChatComponents:
             if label:
                 out[doc if unit == doc else hit.node.node_id] = label
         return out
+
+    def strangers(self, question: str) -> list[str]:
+        """The names ``question`` asks about as whose ("Apple" of "Apple's revenue") that no
+        indexed document is about: a source's figure is not theirs unless its passage names
+        them (``figures.check``)."""
+        names = [name for name in question_names(question) if name.owner]
+        if self.entities is None or not self.settings.retrieval.entity_scope:
+            return [name.text for name in names]
+        known = self.entities.current()
+        return [name.text for name in names if not known.about(name)]
 
     def cover_of(self, doc: str, page: Any) -> int:
         """The first page of the section ``page`` of ``doc`` is in (1 but in a document that

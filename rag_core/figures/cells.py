@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from rag_core.figures.labels import agreement, concepts, content, words
 from rag_core.figures.numbers import Number
-from rag_core.figures.periods import DATE, Period, agree, parse_date, period_of
+from rag_core.figures.periods import DATE, Period, agree, parse_date, period_named
 from rag_core.figures.sources import entity_keys, named_entities
 from rag_core.figures.tables import Column, Row, Table, parse_tables
 
@@ -99,11 +99,11 @@ def question_parts(question: str, known: set[str] | None = None) -> list[Ask]:
                 mentions.append((pos, key))
     dates = [(m.start(), m) for m in DATE.finditer(question) if parse_date(m)]
     if len(mentions) < 2:
-        return _by_item([Ask(question, content(question), period_of(question), {k for _, k in mentions})])
+        return _by_item([Ask(question, content(question), period_named(question), {k for _, k in mentions})])
     cuts = [0] + [pos for pos, _ in mentions[1:]] + [len(question)]
     parts = [question[cuts[i] : cuts[i + 1]] for i in range(len(mentions))]
-    asks = [Ask(p, content(p), period_of(p), {key}) for p, (_, key) in zip(parts, mentions, strict=True)]
-    whole = period_of(question)
+    asks = [Ask(p, content(p), period_named(p), {key}) for p, (_, key) in zip(parts, mentions, strict=True)]
+    whole = period_named(question)
     for i, ask in enumerate(asks):
         if len(dates) == len(asks):  # "Apple's and NVIDIA's ... ended July 1, 2023 and July 30, 2023"
             ask.period = Period(ask.period.months, parse_date(dates[i][1]), ask.period.fiscal_year, ask.period.quarter)

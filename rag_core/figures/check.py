@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 from rag_core.figures.claims import Claim, read_claims
 from rag_core.figures.compute import Operand, recompute
@@ -113,12 +114,37 @@ def _verdicts(claim: Claim, occ: Occurrence) -> tuple[str, bool | None, bool | N
     period = None if claim.relative else agree(claim.period, occ.period)
     entity = None
     keys = occ.passage.entity_words()
-    if claim.entities and keys:
-        entity = bool(claim.entities & keys)
+    mine = claim.entities - {k for name in claim.foreign for k in name}
+    if mine and keys:
+        entity = bool(mine & keys)
+    elif claim.foreign and occ.passage.entity:
+        # asked of a name no source's document is about: a figure of a document about another
+        # company is not its figure, unless the passage names it ("revenue from Caesars")
+        entity = any(name <= _named_words(occ.passage.text) for name in claim.foreign) or False
     filed = report_in_name(occ.passage.file)
     if claim.report and filed and entity is not False:  # "the Q3 2022 10-Q": another filing is not it
         entity = filed == claim.report
     return label, period, entity
+
+
+def foreign_names(owners: Sequence[str], known: set[str]) -> list[frozenset[str]]:
+    """The entity words of each name in ``owners`` that none of ``known`` (the sources'
+    documents' entity words) share."""
+    names = (entity_keys(owner) for owner in owners)
+    return [name for name in names if name and not name & known]
+
+
+@lru_cache(maxsize=256)
+def _named_words(text: str) -> frozenset[str]:
+    """The words of ``text`` as ``entity_keys`` reads a name's, a possessive dropped."""
+    return frozenset(re.sub(r"['’]s$", "", w.lower()) for w in re.findall(r"[^\W\d_][\w'’-]*", text or ""))
+
+
+def _unit_read_in(n: Number, occ: Occurrence) -> bool:
+    """Whether the figure's currency or scale is only the claim's: the source writes bare digits
+    where no table unit says what they count."""
+    src = occ.number
+    return bool(n.currency or n.scaled) and not (src.currency or src.scaled or occ.unit_known)
 
 
 def _counts_differ(answer: str, n: Number, occ: Occurrence) -> bool:
@@ -133,9 +159,12 @@ def _cited(answer: str) -> set[int]:
     return {int(n) for m in _CITE.finditer(answer) for n in re.split(r"\s*,\s*", m.group(1))}
 
 
-def check_answer(answer: str, question: str, passages: Sequence[Passage], cited_only: bool = False) -> CheckReport:
+def check_answer(
+    answer: str, question: str, passages: Sequence[Passage], cited_only: bool = False, owners: Sequence[str] = ()
+) -> CheckReport:
     """Each figure of ``answer`` checked against ``passages`` (the sources it was given, as
-    numbered for it; ``cited_only``: only those its [n] markers cite, when it cites any)."""
+    numbered for it; ``cited_only``: only those its [n] markers cite, when it cites any;
+    ``owners``: the names the question asks about as whose, "Apple" of "Apple's revenue")."""
     cited = _cited(answer)
     if cited_only and cited:
         passages = [p for p in passages if p.number in cited]
@@ -144,7 +173,7 @@ def check_answer(answer: str, question: str, passages: Sequence[Passage], cited_
     report = CheckReport()
     supported: list[tuple[Claim, float]] = []
     pending: list[tuple[Claim, FigureCheck, list[Occurrence]]] = []  # not found as stated
-    for claim in read_claims(answer, question, known):
+    for claim in read_claims(answer, question, known, foreign_names(owners, known)):
         n = claim.number
         fig = FigureCheck(n.text, n.start, n.end, "unsupported", explanation="not found in the sources")
         good: list[tuple[int, Occurrence, str]] = []
@@ -167,6 +196,8 @@ def check_answer(answer: str, question: str, passages: Sequence[Passage], cited_
                 label = "conflict" if names_a_row else label
             elif label == "agree" and occ.item is not None and _more_specific(claim, occ, evidence.found):
                 label = "conflict"
+            if label != "agree" and _unit_read_in(n, occ) and occ.number.significant < 3:
+                continue  # "$17 million" read into a bare "17" of another row or of prose (a page number): no evidence
             if label == "conflict" or period is False or entity is False:
                 rank = (2 if label != "conflict" else 0) + (1 if entity is not False else 0)
                 wrong.append((rank, occ))
@@ -198,6 +229,8 @@ def check_answer(answer: str, question: str, passages: Sequence[Passage], cited_
             fig.status, fig.passage, fig.source = "mismatch", first.passage.number, _source(first)
             fig.source_value = first.number.clean
             fig.explanation = f"not what the sources say it is: {first.describe()}"
+            if _verdicts(claim, first)[2] is False and first.passage.entity:  # another company's: say whose
+                fig.source = f"[{first.passage.number}] {first.passage.entity}’s {fig.source.split('] ', 1)[-1]}"
     return report
 
 

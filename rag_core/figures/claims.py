@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rag_core.figures.cells import Ask, question_parts
 from rag_core.figures.labels import concepts, content, spans
 from rag_core.figures.numbers import Number, figures
-from rag_core.figures.periods import AGO, DATE, RELATIVE, Period, parse_date, period_of, report_of
+from rag_core.figures.periods import AGO, DATE, RELATIVE, Period, parse_date, period_named, report_of
 from rag_core.figures.sources import named_entities
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=[A-Z\d\"“(*-]|[\u3400-\u9fff])|\n+")
@@ -37,6 +38,8 @@ class Claim:
     entities: set[str]  # entity words (``sources.entity_keys``) it is about
     relative: bool  # its clause says it is of another period ("a year ago")
     report: tuple[int, int] | None = None  # the report it is from, when named ("the Q3 2022 10-Q")
+    # the names it is about that no source's document is about ("Apple" over Galaxy Gaming's 10-K)
+    foreign: tuple[frozenset[str], ...] = ()
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -51,9 +54,12 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
+def read_claims(answer: str, question: str, known: set[str], strangers: Sequence[frozenset[str]] = ()) -> list[Claim]:
     """The figures of ``answer`` worth checking, each with what it claims (``known``: the
-    entity words of the cited documents)."""
+    entity words of the cited documents; ``strangers``: the entity words of each name the
+    question asks about that no cited document is about)."""
+    foreign = {k for name in strangers for k in name}
+    every = known | foreign
     asks = question_parts(question, known) if question else []
     asked = report_of(question)
     found = figures(answer, question)
@@ -69,20 +75,22 @@ def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
             lo = mine[i - 1].end if i else s_start
             hi = mine[i + 1].start if i + 1 < len(mine) else s_end
             before = answer[lo : n.start]
+            if lo == s_start:  # "According to the statements of operations, …": where, not what
+                before = _ATTRIBUTION.sub("", before)
             after = _own_tail(answer[n.end : hi], bool(concepts(content(before))))
             terms = content(before)
             if (not concepts(terms) and concepts(content(after))) or _SHARE_OF.match(after):
                 terms |= content(after)  # "$6,188 million in net income", "70% of revenue"
-            entities = respectively[0].get(i) or named_entities(before + " " + after, known)
-            said = period_of(after)
+            entities = respectively[0].get(i) or named_entities(before + " " + after, every)
+            said = period_named(after)
             if not said.known:
-                said = period_of(before, last=True)
+                said = period_named(before, last=True)
             if not entities:
-                entities = previous_entities or named_entities(answer[s_start : n.start], known)
+                entities = previous_entities or named_entities(answer[s_start : n.start], every)
                 entities = _entity_of_period(asks, said) or entities
             ask = _ask_for(asks, entities)
             if not entities and ask is not None and len(asks) == 1:
-                entities = set(ask.entities)
+                entities = set(ask.entities) or set(foreign)
             relative = bool(RELATIVE.search(before) or AGO.search(after))
             if not concepts(terms):
                 terms |= previous_terms or (ask.terms if ask is not None else set())
@@ -111,13 +119,19 @@ def read_claims(answer: str, question: str, known: set[str]) -> list[Claim]:
                 if ask.period.quarter and quarter_only:  # "in the quarter", asked of Q3 2024
                     period = replace(period, fiscal_year=ask.period.fiscal_year, quarter=ask.period.quarter)
             report = report_of(before + " " + after) or report_of(sentence) or (None if len(asks) > 1 else asked)
-            out.append(Claim(n, sentence, terms, period, entities, relative, report))
+            others = tuple(name for name in strangers if entities and name & entities)
+            out.append(Claim(n, sentence, terms, period, entities, relative, report, others))
             previous_terms, previous_entities = terms, entities
             if not relative:
                 previous_period = period
     return out
 
 
+# A sentence's lead-in that names where its figures come from, not what they are
+_ATTRIBUTION = re.compile(
+    r"^\s*(?:according\s+to|based\s+on|as\s+(?:stated|shown|reported|noted|given)\s+in|per)\b[^,.;:]{0,200},\s*",
+    re.IGNORECASE,
+)
 _CUT = re.compile(r";|,\s*(?:and|while|but|whereas|which|compared)\b|\s(?:while|whereas|but)\s", re.IGNORECASE)
 
 

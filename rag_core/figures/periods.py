@@ -223,6 +223,24 @@ def period_of(text: str, last: bool = False) -> Period:
     return Period(months, (dates[-1] if last else dates[0]) if dates else None, fiscal)
 
 
+# A year named bare after a word that places a figure in it ("revenue in 2021", "for 2020",
+# "during 2019"); "fiscal 2021" is ``_FISCAL_YEAR``'s, a date's year ("May 5, 2021") ``DATE``'s.
+_BARE_YEAR = re.compile(r"\b(?:in|for|during|of|year)\s+((?:19|20)\d{2})\b(?!\s*[-/–]\s*\d)", re.IGNORECASE)
+
+
+def period_named(text: str, last: bool = False) -> Period:
+    """``period_of``, and where it finds none, the year ``text`` names bare ("Galaxy's revenue
+    in 2021 was …"): the year's figures, of whatever length (``Period.months`` unknown), end in
+    it. Annual reports and their questions name years this way."""
+    period = period_of(text, last)
+    if period.known:
+        return period
+    years = list(_BARE_YEAR.finditer(text))
+    if not years:
+        return period
+    return Period(None, None, int((years[-1] if last else years[0]).group(1)))
+
+
 def _all_lengths(text: str) -> list[int]:
     found: list[tuple[int, int]] = []
     for pattern, months in _LENGTHS:
@@ -254,7 +272,11 @@ def agree(claim: Period, source: Period, tolerance_days: int = 7) -> bool | None
     if claim.end and source.end:
         verdicts.append(abs((claim.end - source.end).days) <= tolerance_days)
     elif claim.fiscal_year and source.end and claim.months in (12, None) and source.months == 12:
-        verdicts.append(source.end.year == claim.fiscal_year)
+        # a 52-week year ending on the first days of the next ("January 1, 2023") is the year before's
+        verdicts.append((source.end - dt.timedelta(days=tolerance_days)).year == claim.fiscal_year)
+    elif claim.fiscal_year and source.end and claim.months is None and not claim.quarter:
+        # a bare year ("in 2021"): a period of any length ending in another year is not in it
+        verdicts.append((source.end - dt.timedelta(days=tolerance_days)).year == claim.fiscal_year)
     if not verdicts:
         return None
     return all(verdicts)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rag_core.figures.cells import CellMatch
-from rag_core.figures.check import CheckReport, check_answer
+from rag_core.figures.check import CheckReport, check_answer, foreign_names
 from rag_core.figures.claims import read_claims
 from rag_core.figures.labels import agreement
 from rag_core.figures.marks import mark_answer, quoted, summary
@@ -78,19 +78,20 @@ def verify_answer(
     passages: Sequence[Passage],
     cells: Sequence[CellMatch | None] = (),
     least: float = SURE,
+    owners: Sequence[str] = (),
 ) -> Verified:
     """``answer`` with each figure checked against ``passages`` (the sources as numbered for
     it) and the ``cells`` found by structure for ``question``: unsupported figures marked where
     they stand, computed ones shown as computed, and each sure cell the answer does not state
     said under it, the answer's figure of the cell's line item marked as not what it says."""
-    report = check_answer(answer, question, passages)
+    report = check_answer(answer, question, passages, owners=owners)
     if not report.figures:
         return Verified(answer, report, "")
     notes: list[str] = []
     unstated = [c for c in sure_cells(cells, least) if not _stated(figures(answer, question), c)]
     if unstated:
         known = {k for p in passages for k in p.entity_words()}
-        claims = {c.number.start: c for c in read_claims(answer, question, known)}
+        claims = {c.number.start: c for c in read_claims(answer, question, known, foreign_names(owners, known))}
         for cell in unstated:
             for fig in report.figures:
                 claim = claims.get(fig.start)
