@@ -201,3 +201,9 @@ def test_a_web_pages_figure_given_for_another_company_or_year_is_marked(make_set
     assert components.strangers("What was Galaxy Gaming's total revenue in 2021?") == []
     assert components.strangers("What was the revenue of Caesars Entertainment?") == ["Caesars Entertainment"]
     assert components.strangers("What was total revenue in 2021?") == []
+    # a name no document mentions, beside one they are about: the figure is not the passages'
+    llm.script(answers=["Galaxy Gaming's total revenue in the Zorblax segment in 2021 was $19,984,378 [1]."])
+    zorblax = "What was Galaxy Gaming's total revenue in the Zorblax segment in 2021?"
+    answered = ctx.chat.ask(zorblax, session_id=sid)
+    assert (answered.figures_checked, answered.figures_unsupported) == (1, 1)
+    assert components.strangers(zorblax, {"unmentioned_names": ["Zorblax"]}) == ["Zorblax"]

@@ -177,6 +177,44 @@ def test_an_item_the_documents_tables_report_is_no_other_company_even_named_once
     assert not set(terms_of("Larkspur")) & set(profile.rows)
 
 
+def test_a_name_a_table_row_or_a_sentence_gives_a_figure_of_is_covered_a_reference_is_not(make_settings, llm, tmp_path):
+    """A paper about one thing names others once: a results row ("Single REALMNews (Guu et al.,
+    2020) 40.4 …", its citation no part of the label) and a sentence stating figures ("a MacBook
+    Pro with 2.2 GHz … and 2 GB RAM") can answer a figure asked of them; a name only in the
+    references, or in a sentence stating none, is still refused when its figure is asked."""
+    ctx = build_context(make_settings(), llm=llm)
+    pages = [
+        "Dense Passage Retrieval for Open-Domain Question Answering\nDense Passage Retrieval (DPR) "
+        "retrieves passages. Dense Passage Retrieval is trained on question and passage pairs.",
+        "Dense Passage Retrieval results. All experiments were performed on a MacBook Pro with 2.2 GHz "
+        "processor and 2 GB RAM. Larkspur Search was also considered by the authors.",
+        "Dense Passage Retrieval against others, exact match.\nModel NQ TREC\n"
+        "Single REALMNews (Guu et al., 2020) 40.4 42.9\nSingle Dense Passage Retrieval 41.5 25.9",
+        "References\nOmar Khattab. 2020. ColBERT: Efficient passage search. In SIGIR 2020, pages 39-48. "
+        "arXiv:2004.12832.\nDense Passage Retrieval appendix.",
+    ]
+    from tests.pdfgen import make_pdf
+
+    make_pdf(pages, tmp_path / "dpr.pdf")
+    make_pdf(QUILLFEATHER, tmp_path / "qfo.pdf")
+    ctx.ingestion.ingest_paths([tmp_path / "dpr.pdf", tmp_path / "qfo.pdf"])
+    profile = read_profile("dpr.pdf", _pages(pages))
+    assert {"realmnew", "single"} <= set(profile.rows) and "guu" not in profile.rows
+    assert {"macbook", "pro", "ram"} <= set(profile.stated) and not {"colbert", "larkspur"} & set(profile.stated)
+    for question in (
+        "What exact match does REALMNews get on TREC?",
+        "How much RAM did the MacBook Pro used for the experiments have?",
+    ):
+        found = ctx.chat.search(question)
+        assert "refusal" not in found.stats and found.sources[0]["file"] == "dpr.pdf", question
+    for question, name in (
+        ("What is the exact match of ColBERT on TREC?", "ColBERT"),
+        ("How many searches did the Larkspur Search run?", "Larkspur Search"),
+    ):
+        found = ctx.chat.search(question)
+        assert found.sources == [] and found.stats["uncovered_names"] == [name], question
+
+
 def test_documents_about_nothing_in_particular_are_searched_as_before(ctx, three_docs):
     ctx.ingestion.ingest_paths([three_docs])
     known = ctx.chat.components.entities.current()

@@ -493,3 +493,55 @@ def test_a_lead_in_naming_the_statement_says_where_the_figure_is_not_what_it_is(
     assert [f.status for f in report.figures] == ["found"]
     report = check_answer(lead + "Galaxy Gaming's comprehensive income for 2021 was $2,111,812.", question, sources)
     assert [f.status for f in report.figures] == ["mismatch"]
+
+
+def test_a_computed_figure_holds_only_within_what_its_operands_rounding_allows():
+    """A table of accuracies: "76.4%" is no ratio of 50.0 and 65.8 (75.9% to 76.1%), and no
+    other pair of the column gives it; "76.0%" is that ratio, as written."""
+    table = "Top-5 accuracy on Natural Questions (%)\nType Top-5\nBM25 50.0\nG.+BM25(1) 65.8\n"
+    sources = [Passage(1, table, "dpr-paper.pdf", 6)]
+    question = "What top-5 accuracy does BM25 training reach as a share of G.+BM25(1)?"
+    wrong = check_answer("BM25's top-5 accuracy is 76.4% of G.+BM25(1)'s [1].", question, sources)
+    assert [f.status for f in wrong.figures] == ["unsupported"]
+    right = check_answer("BM25's top-5 accuracy is 76.0% of G.+BM25(1)'s [1].", question, sources)
+    assert [(f.status, f.computed) for f in right.figures] == [("computed", "76.0% = 50.0 / 65.8")]
+
+
+def test_a_price_on_a_copyright_line_is_no_revenue_of_the_company_the_page_names():
+    """A paper's first page names Google's products and ends its copyright line with the
+    article's price: "Google's revenue in 2009 was $5.00" holds the value, but the sentence
+    says nothing of revenue. The sentence that names the item still supports it."""
+    page = (  # as PDFium reads the page: the copyright block's lines between the columns' text
+        "They are used for\nsmall scripts as well as for complex applications. Web applications such as Google Mail\n"
+        "and Google Docs use JavaScript.\nPermission to make digital or hard copies of all or part of this work is\n"
+        "granted without fee.\nPLDI’09, June 15–20, 2009, Dublin, Ireland.\nCopyright\n"
+        "c 2009 ACM 978-1-60558-392-1/09/06. . . $5.00\nand is used for the application logic"
+    )
+    sources = [Passage(1, page, "tracemonkey.pdf", 1, "Mozilla Corporation")]
+    question = "What was Google's revenue in 2009?"
+    answer = "Google's revenue in 2009 was $5.00 [1]."
+    assert [f.status for f in check_answer(answer, question, sources, owners=["Google"]).figures] == ["mismatch"]
+    named = [
+        Passage(
+            1, page + "\n\nIn 2009 Google's revenue was $5.00 per user.", "tracemonkey.pdf", 1, "Mozilla Corporation"
+        )
+    ]
+    assert [f.status for f in check_answer(answer, question, named, owners=["Google"]).figures] == ["found"]
+
+
+def test_a_name_no_document_mentions_beside_one_they_do_is_not_the_passages():
+    """ "The top-20 accuracy of DPR on MS MARCO is 78.4%": the paper names DPR but not MS MARCO
+    (the search found no document to mention it); its 78.4% is on Natural Questions."""
+    prose = (
+        "DPR is better than BM25, especially when k is small (78.4% vs. 59.1% top-20 accuracy on Natural Questions)."
+    )
+    sources = [Passage(1, prose, "dpr-paper.pdf", 5, "Dense Passage Retrieval")]
+    question = "What is the top-20 accuracy of DPR on MS MARCO?"
+    answer = "The top-20 accuracy of DPR on MS MARCO is 78.4% [1]."
+    assert [f.status for f in check_answer(answer, question, sources, owners=["DPR"]).figures] == ["found"]
+    marked = check_answer(answer, question, sources, owners=["DPR", "MS MARCO"])
+    assert [f.status for f in marked.figures] == ["mismatch"]
+    on_nq = check_answer(
+        "The top-20 accuracy of DPR on Natural Questions is 78.4% [1].", question, sources, owners=["DPR"]
+    )
+    assert [f.status for f in on_nq.figures] == ["found"]

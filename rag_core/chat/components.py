@@ -8,7 +8,7 @@ state, so one instance serves every session at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage
@@ -135,15 +135,17 @@ class ChatComponents:
                 out[doc if unit == doc else hit.node.node_id] = label
         return out
 
-    def strangers(self, question: str) -> list[str]:
+    def strangers(self, question: str, stats: Mapping[str, Any] | None = None) -> list[str]:
         """The names ``question`` asks about as whose ("Apple" of "Apple's revenue") that no
-        indexed document is about: a source's figure is not theirs unless its passage names
-        them (``figures.check``)."""
+        indexed document is about, and those its search found no document to mention (the
+        search's ``unmentioned_names``: "MS MARCO" beside a paper's "DPR"): a source's figure
+        is not theirs unless its passage names them (``figures.check``)."""
         names = [name for name in question_names(question) if name.owner]
+        missing = [str(name) for name in (stats or {}).get("unmentioned_names") or []]
         if self.entities is None or not self.settings.retrieval.entity_scope:
-            return [name.text for name in names]
+            return [*(name.text for name in names), *missing]
         known = self.entities.current()
-        return [name.text for name in names if not known.about(name)]
+        return [*(name.text for name in names if not known.about(name)), *missing]
 
     def cover_of(self, doc: str, page: Any) -> int:
         """The first page of the section ``page`` of ``doc`` is in (1 but in a document that

@@ -218,7 +218,7 @@ class Turn:
         if evidence and self.components.settings.check_figures:  # the cells asked for, found by structure, first
             bm25 = self.components.keywords.get(self._names)
             c, q = self.components, self.condensed_question
-            self._figures = TurnFigures(q, found.nodes, chunks_in(bm25), c.cover_of, about, c.strangers(q))
+            self._figures = TurnFigures(q, found.nodes, chunks_in(bm25), c.cover_of, about, c.strangers(q, found.stats))
             evidence = self._figures.first(evidence)
         how = "typed" if evidence and engine.quotes else self.served_by["condense"]  # quoting: the words typed
         asked, kept = standing(self.question, self.condensed_question, how, self._kept)

@@ -104,7 +104,7 @@ def _current(row: tuple[str, int, str] | None, sha256: str) -> bool:
 class Coverage:
     """How the documents cover a name no document is about."""
 
-    state: str  # absent | word | passing | covered
+    state: str  # absent | word | passing | stated | covered
     docs: set[str]  # the documents that mention it (as a word or as a name)
 
 
@@ -187,9 +187,11 @@ class Entities:
     def coverage(self, name: Name, mentioned: set[str]) -> Coverage:
         """How ``mentioned`` (the documents that hold the name's terms in any case) cover it:
         ``covered`` when one of them does not speak for a subject (a note, a passage: it may
-        be about anything it says) or names it on enough of its pages; ``passing`` when those
-        speaking for other subjects name it on a page or two; ``word`` when they hold it only
-        as a word ("target") or in capitals lines; ``absent`` when none holds it."""
+        be about anything it says) or names it on enough of its pages; ``stated`` when those
+        speaking for other subjects name it on a page or two, in a sentence that states a
+        figure ("a MacBook Pro with … 2 GB RAM"); ``passing`` when they name it on a page or two
+        otherwise; ``word`` when they hold it only as a word ("target") or in capitals lines;
+        ``absent`` when none holds it."""
         if not mentioned:
             return Coverage("absent", mentioned)
         if mentioned - self.speaking:
@@ -206,8 +208,8 @@ class Entities:
             spread = max(profile.names.get(t, 0) for t in name.terms)
             if spread >= min(COVER_PARTS, math.ceil(profile.parts / 2)) and spread > 0:
                 return Coverage("covered", mentioned)
-            if spread > 0:
-                best = "passing"
+            if spread > 0 and best != "stated":
+                best = "stated" if all(t in profile.stated for t in name.terms) else "passing"
         return Coverage(best, mentioned)
 
     def subjects(self, allowed: set[str] | None = None) -> list[str]:

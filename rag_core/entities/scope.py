@@ -13,6 +13,9 @@ others' pages (a binder of filings); a route's keys are units.
 - A name that no document is about, and that the documents hold nowhere, or only as a word
   ("target"), or only in passing on a page or two of documents about others when a figure
   is asked, means the documents don't cover it: nothing is searched, the model is not asked.
+  A sentence of theirs stating a figure with the name ("a MacBook Pro with … 2 GB RAM") is
+  more than a passing mention, unless the figure is asked as the name's own ("Larkspur's
+  net sales": a page about another company holds none of that).
   So does such a name beside covered ones when what is asked belongs to it ("Tesla's
   Services segment").
 
@@ -109,7 +112,11 @@ def decide(
     figure = asks_figure(asked)
     states = {n: entities.coverage(n, _mentioned(entities, keywords, n, docs)).state for n in loose}
     uncovered = [
-        n for n, state in states.items() if state in ("absent", "word") or (state == "passing" and (figure or n.owner))
+        n
+        for n, state in states.items()
+        if state in ("absent", "word")
+        or (state == "passing" and (figure or n.owner))
+        or (state == "stated" and n.owner)
     ]
     if routes:
         return Scope(routes, unmentioned=[n.text for n in uncovered])

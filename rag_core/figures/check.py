@@ -117,10 +117,11 @@ def _verdicts(claim: Claim, occ: Occurrence) -> tuple[str, bool | None, bool | N
     mine = claim.entities - {k for name in claim.foreign for k in name}
     if mine and keys:
         entity = bool(mine & keys)
-    elif claim.foreign and occ.passage.entity:
+    if claim.foreign and occ.passage.entity and entity is not False:
         # asked of a name no source's document is about: a figure of a document about another
-        # company is not its figure, unless the passage names it ("revenue from Caesars")
-        entity = any(name <= _named_words(occ.passage.text) for name in claim.foreign) or False
+        # company is not its figure, unless the passage names it ("revenue from Caesars"),
+        # whatever else the claim names that the document is ("DPR on MS MARCO")
+        entity = all(name <= _named_words(occ.passage.text) for name in claim.foreign) or False
     filed = report_in_name(occ.passage.file)
     if claim.report and filed and entity is not False:  # "the Q3 2022 10-Q": another filing is not it
         entity = filed == claim.report
@@ -153,6 +154,17 @@ def _counts_differ(answer: str, n: Number, occ: Occurrence) -> bool:
     claimed = counted(answer[n.end : n.end + 60])
     held = counted((occ.passage.text or "")[occ.number.end : occ.number.end + 60])
     return bool(claimed and held and not claimed & held)
+
+
+def _says_nothing_of(claim: Claim, occ: Occurrence) -> bool:
+    """Whether the sentence holding a figure in prose names nothing of what the claim says the
+    figure is: the claim names a line item ("revenue"), the sentence none, and no word of the
+    claim's item either (its companies' names aside). A price on a page's copyright line is no
+    company's revenue, whatever the page is."""
+    if not concepts(claim.terms) or occ.concept is not None:
+        return False
+    named = {k for name in claim.foreign for k in name} | claim.entities
+    return not (content(occ.said) & claim.terms) - named
 
 
 def _cited(answer: str) -> set[int]:
@@ -188,6 +200,8 @@ def check_answer(
             label, period, entity = _verdicts(claim, occ)
             if label != "conflict" and occ.item is None and _counts_differ(answer, n, occ):
                 label = "conflict"  # "96 league appearances" where the source has "96 goals"
+            if label == "neutral" and occ.item is None and _says_nothing_of(claim, occ):
+                label = "conflict"  # "Google's revenue was $5.00" where the page has "Copyright 2009 ACM … $5.00"
             if label == "neutral" and occ.item is not None and _names_another_section(claim, occ, evidence.found):
                 label = "conflict"  # "Bananas cost 1.99" where 1.99 is the Price of Juicy Apples
             if label == "neutral" and occ.item is not None:
@@ -229,7 +243,8 @@ def check_answer(
             fig.status, fig.passage, fig.source = "mismatch", first.passage.number, _source(first)
             fig.source_value = first.number.clean
             fig.explanation = f"not what the sources say it is: {first.describe()}"
-            if _verdicts(claim, first)[2] is False and first.passage.entity:  # another company's: say whose
+            if _verdicts(claim, first)[2] is False and first.passage.entity and first.item is not None:
+                # another company's row: say whose (a sentence is quoted as it is)
                 fig.source = f"[{first.passage.number}] {first.passage.entity}’s {fig.source.split('] ', 1)[-1]}"
     return report
 
@@ -281,7 +296,7 @@ def _operands(claim: Claim, found: list[Occurrence], supported: list[tuple[Claim
     group related to the claim's line item."""
     groups: list[list[Operand]] = []
     own = [
-        Operand(c.number.text, v, c.number.percent, None)
+        Operand(c.number.text, v, c.number.percent, None, abs(v) * c.number.step / abs(c.number.value or 1.0))
         for c, v in supported
         if c.number.end <= claim.number.start + 400
     ]
@@ -295,7 +310,7 @@ def _operands(claim: Claim, found: list[Occurrence], supported: list[tuple[Claim
             continue
         if label != "agree":
             continue  # both figures of a computation must be the items the claim names
-        operand = Operand(occ.number.clean, occ.value, occ.number.percent, occ.passage.number)
+        operand = Operand(occ.number.clean, occ.value, occ.number.percent, occ.passage.number, occ.step)
         if occ.row is not None:
             by_key.setdefault(("row", occ.passage.number, id(occ.row)), []).append(operand)
             by_key.setdefault(("col", occ.passage.number, occ.row.table, occ.cell), []).append(operand)

@@ -9,7 +9,7 @@ gives any percentage; with the two cells of the "Net income" row, only the real 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import permutations
 from typing import TYPE_CHECKING
@@ -24,6 +24,7 @@ class Operand:
     value: float  # signed, in units when its unit is known
     percent: bool
     passage: int | None  # the [n] it comes from (None: the answer's own figure)
+    step: float = 0.0  # the place value of its last written digit, in the units of ``value``
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,23 @@ class Computed:
     passage: int | None
 
 
-def _close(claim_value: float, step: float, result: float) -> bool:
-    return abs(abs(claim_value) - abs(result)) <= step / 2 + 0.005 * abs(claim_value)
+def _close(claim_value: float, step: float, result: float, spread: float) -> bool:
+    """Whether the claim, as rounded, is the result, within what the operands' own rounding
+    lets it be (``spread``): "76.4%" is not 50.0 / 65.8, which is 75.9% to 76.1%."""
+    return abs(abs(claim_value) - abs(result)) <= step / 2 + spread + 1e-9 * abs(claim_value)
+
+
+def _spread(a: Operand, b: Operand, how: Callable[[float, float], float], result: float) -> float:
+    """How far ``result`` may be from the exact one, the operands being rounded as written: the
+    result at the ends of their rounding intervals."""
+    out = 0.0
+    for da in (-a.step / 2, a.step / 2):
+        for db in (-b.step / 2, b.step / 2):
+            try:
+                out = max(out, abs(how(a.value + da, b.value + db) - result))
+            except ZeroDivisionError:
+                continue
+    return out
 
 
 def recompute(claim: Claim, groups: Sequence[Sequence[Operand]]) -> Computed | None:
@@ -51,9 +67,11 @@ def recompute(claim: Claim, groups: Sequence[Sequence[Operand]]) -> Computed | N
         for a, b in permutations(group, 2):
             if min(abs(a.value), abs(b.value)) < 0.01 * max(abs(a.value), abs(b.value)):
                 continue  # "x - 13": a figure and a rounding error of it
-            for text, result in _results(n.text, a, b, n.percent, points, times):
+            for text, how in _results(n.text, a, b, n.percent, points, times):
+                result = how(a.value, b.value)
+                spread = _spread(a, b, how, result)
                 for s in scales:
-                    if result and _close(n.magnitude * s, 10.0**-n.decimals * s, result):
+                    if result and _close(n.magnitude * s, 10.0**-n.decimals * s, result, spread):
                         return Computed(text, a.passage if a.passage is not None else b.passage)
     return None
 
@@ -65,22 +83,25 @@ def _times_after(claim: Claim) -> bool:
     return tail.lstrip().startswith(("times", "x ", "-fold", "fold"))
 
 
-def _results(claim: str, a: Operand, b: Operand, percent: bool, points: bool, times: bool) -> list[tuple[str, float]]:
-    """What ``a`` and ``b`` give, written out ("36% = 1,100 / 3,050")."""
-    out: list[tuple[str, float]] = []
+Way = Callable[[float, float], float]
+
+
+def _results(claim: str, a: Operand, b: Operand, percent: bool, points: bool, times: bool) -> list[tuple[str, Way]]:
+    """What ``a`` and ``b`` may give, written out ("36% = 1,100 / 3,050"), with how to compute it."""
+    out: list[tuple[str, Way]] = []
     if points:
         if a.percent and b.percent:
-            out.append((f"{claim} = {a.text} − {b.text}", a.value - b.value))
+            out.append((f"{claim} = {a.text} − {b.text}", lambda x, y: x - y))
         return out
     if a.percent or b.percent:
         return out
     if percent and b.value:
-        out.append((f"{claim} = {a.text} / {b.text}", 100.0 * a.value / b.value))
-        out.append((f"{claim} = ({a.text} − {b.text}) / {b.text}", 100.0 * (a.value - b.value) / abs(b.value)))
+        out.append((f"{claim} = {a.text} / {b.text}", lambda x, y: 100.0 * x / y))
+        out.append((f"{claim} = ({a.text} − {b.text}) / {b.text}", lambda x, y: 100.0 * (x - y) / abs(y)))
     elif times and b.value:
-        out.append((f"{claim} = {a.text} / {b.text}", a.value / b.value))
+        out.append((f"{claim} = {a.text} / {b.text}", lambda x, y: x / y))
     elif not percent:
         if a.value >= b.value or claim.lstrip().startswith(("-", "−", "(")):  # written larger first, unless negative
-            out.append((f"{claim} = {a.text} − {b.text}", a.value - b.value))
-        out.append((f"{claim} = {a.text} + {b.text}", a.value + b.value))
+            out.append((f"{claim} = {a.text} − {b.text}", lambda x, y: x - y))
+        out.append((f"{claim} = {a.text} + {b.text}", lambda x, y: x + y))
     return out

@@ -101,6 +101,7 @@ class Occurrence:
     cell: int = -1  # its index in the row
     sentence: int = -1  # in prose: the index of its sentence in the passage
     label: str = ""  # what it is, in the source's words
+    said: str = ""  # in prose: its sentence
 
     @property
     def value(self) -> float:
@@ -203,6 +204,7 @@ def _occurrences(passage: Passage) -> list[Occurrence]:
                     period=period,
                     sentence=k,
                     label=label,
+                    said=piece,
                 )
             )
     return out
