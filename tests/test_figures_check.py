@@ -545,3 +545,22 @@ def test_a_name_no_document_mentions_beside_one_they_do_is_not_the_passages():
         "The top-20 accuracy of DPR on Natural Questions is 78.4% [1].", question, sources, owners=["DPR"]
     )
     assert [f.status for f in on_nq.figures] == ["found"]
+
+
+def test_current_liabilities_are_a_line_item_of_their_own():
+    """ "Total current liabilities … were $30,574,594": that is the balance sheet's last row,
+    total liabilities and stockholders' deficit; the current liabilities row is found as it is."""
+    sheet = (
+        "CONSOLIDATED BALANCE SHEETS\nDecember 31, | 2021 | 2020\n"
+        "Total current liabilities | 4,401,071 | 4,247,794\n"
+        "Total stockholders’ deficit | (17,286,423) | (24,796,965)\n"
+        "Total liabilities and stockholders’ deficit | $ 40,452,705 | $ 30,574,594\n"
+    )
+    last = [Passage(1, sheet.split("Total current liabilities")[0] + sheet.split("\n", 4)[4], "galaxy-10k.html")]
+    question = "What were Galaxy Gaming's total current liabilities at the end of 2020?"
+    wrong = "Galaxy Gaming's total current liabilities as of December 31, 2020 were $30,574,594 [1]."
+    assert [f.status for f in check_answer(wrong, question, last).figures] == ["mismatch"]
+    right = "Galaxy Gaming's total current liabilities as of December 31, 2020 were $4,247,794 [1]."
+    assert [f.status for f in check_answer(right, question, [Passage(1, sheet, "galaxy-10k.html")]).figures] == [
+        "found"
+    ]

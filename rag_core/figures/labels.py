@@ -138,6 +138,8 @@ _concept(
 _concept("tax_rate", "effective tax rate")
 _concept("total_assets", "total assets")
 _concept("total_liabilities", "total liabilities")
+_concept("current_assets", "total current assets", "current assets")
+_concept("current_liabilities", "total current liabilities", "current liabilities")
 
 _BY_FIRST: dict[str, list[tuple[tuple[str, ...], str]]] = {}
 for _phrase, _name in sorted(_PHRASES.items(), key=lambda pc: -len(pc[0].split())):
