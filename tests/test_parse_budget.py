@@ -3,6 +3,7 @@ that is stopped past the budget, refuses with a reason a person understands, and
 for the next file. And the cheaper first line of defence: a .docx whose XML holds too many
 elements is refused before it is read."""
 
+import os
 import sys
 import threading
 import time
@@ -314,3 +315,29 @@ def test_the_worker_starts_without_the_app_or_llama_index_s_whole_package(report
         check=True,
     ).stdout.split()
     assert out == ["llama_index.core.schema", "3", "[]"]
+
+
+def test_a_worker_whose_parent_is_gone_before_it_is_ready_exits_without_a_traceback():
+    """A command that stops at a bad setting (the data folder a file) exits while the worker it
+    started ahead is still importing: the worker's "ready" then meets a closed pipe. It exits
+    quietly: the traceback went to the terminal the user shares with it (a CI failure)."""
+    import subprocess
+
+    from rag_core.loaders.worker import BOOTSTRAP
+
+    root = Path(budget.__file__).resolve().parents[2]
+    job_r, job_w = os.pipe()
+    res_r, res_w = os.pipe()
+    os.close(res_r)  # nobody reads the results: the parent has gone
+    try:
+        p = subprocess.run(
+            [sys.executable, "-c", BOOTSTRAP, str(root), str(root / "rag_core"), str(job_r), str(res_w)],
+            pass_fds=(job_r, res_w),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        for fd in (job_r, job_w, res_w):
+            os.close(fd)
+    assert (p.returncode, p.stderr) == (0, "")

@@ -118,7 +118,10 @@ def main(job_fd: int, result_fd: int) -> None:
     from rag_core.errors import IngestError
     from rag_core.loaders import load_file
 
-    results.send(("ready", os.getpid()))
+    try:
+        results.send(("ready", os.getpid()))
+    except OSError:  # the parent is gone already (a command that stopped at a bad setting): nothing to tell
+        return
     while True:
         try:
             path, name, sha256, memory_mb, *more = jobs.recv()
