@@ -168,3 +168,18 @@ def test_a_long_line_of_figures_that_ends_in_a_word_is_read_at_once():
     assert label_row("Gross margin 53.6 % 43.5 %", ["2023", "2022"], " (in millions)") == (
         "Gross margin: 2023: 53.6%; 2022: 43.5%"
     )
+
+
+def test_rows_under_a_header_of_names_are_written_out_with_them():
+    """A paper's results table: "Solo HEDGE (Ng et al., 2019) 35.3 47.0 38.4 31.1 19.2" says
+    nothing of which figure is FACT's; written out with the names of the line of names above
+    it (through a group's line of its own), it does, its label's parenthesis kept whole."""
+    from tests.test_figures_tables import BENCHMARKS
+
+    (ev,) = select_evidence("HEDGE and Okapi on FACT", [(BENCHMARKS, "paper.pdf", 8, None)], 0, lambda t: 1)
+    assert "Solo HEDGE (Ng et al., 2019) 35.3 47.0 38.4 31.1 19.2" in ev.lines  # budget 0: every line as it is
+    (ev,) = select_evidence(
+        "HEDGE and Okapi on FACT", [(BENCHMARKS, "paper.pdf", 8, None)], 200, lambda t: len(t.split())
+    )
+    assert "Solo HEDGE (Ng et al., 2019): KQ: 35.3; LoreQA: 47.0; WBQ: 38.4; FACT: 31.1; SPaRC: 19.2" in ev.lines
+    assert "Okapi: KQ: 30.6; LoreQA: 50.4; WBQ: 27.9; FACT: 23.9; SPaRC: 37.1" in ev.lines

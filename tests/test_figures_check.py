@@ -564,3 +564,30 @@ def test_current_liabilities_are_a_line_item_of_their_own():
     assert [f.status for f in check_answer(right, question, [Passage(1, sheet, "galaxy-10k.html")]).figures] == [
         "found"
     ]
+
+
+def test_a_cell_of_another_named_column_is_marked_with_its_column():
+    """A paper's results table names its columns by words ("KQ LoreQA WBQ FACT SPaRC"): the
+    row's cell under another column than the one the answer (or the question it answers)
+    names is another figure, said with its column; the column's full name ("CuratedFACT",
+    "Knowledge Questions") names its short one."""
+    from tests.test_figures_tables import BENCHMARKS
+
+    papers = [Passage(1, BENCHMARKS, "paper.pdf", 8, "")]
+
+    def check(answer: str, question: str) -> list[tuple[str, str, str]]:
+        return [(f.text, f.status, f.source) for f in check_answer(answer, question, papers).figures]
+
+    ask = "What does HEDGE score on FACT?"
+    assert check("HEDGE scores 35.3 on FACT [1].", ask) == [
+        ("35.3", "mismatch", "[1] HEDGE (Ng et al., 2019) (Solo), KQ")
+    ]
+    assert check("HEDGE scores 31.1 on FACT [1].", ask)[0][1] == "found"
+    assert check("HEDGE scores 35.3 [1].", "And HEDGE on CuratedFACT?")[0][1] == "mismatch"  # the question names it
+    assert check("HEDGE scores 31.1 [1].", "And HEDGE on CuratedFACT?")[0][1] == "found"
+    assert check("HEDGE scores 35.3 on Knowledge Questions [1].", ask)[0][1] == "found"  # KQ, as the answer says
+    assert check("HEDGE scores 38.4 on WonderBase Questions [1].", ask)[0][1] == "found"  # WBQ
+    # the group column: the second Okapi+Dense row is the Joint one
+    joint = "What does Okapi+Dense score on WBQ in the Joint setting?"
+    assert check("Okapi+Dense scores 40.1 on WBQ in the Joint setting [1].", joint)[0][1] == "found"
+    assert check("Okapi+Dense scores 36.2 on WBQ in the Joint setting [1].", joint)[0][:2] == ("36.2", "mismatch")

@@ -325,3 +325,60 @@ def test_columns_named_by_fiscal_quarter_and_a_title_that_names_one():
     assert [c.describe() for c in table.columns] == ["Q3 2024", "Q2 2024", "Q3 2023", "Q/Q change", "Y/Y change"]
     assert [c.number.value for c in table.rows[0].cells] == [18120.0, 13507.0, 5931.0, 34.0, 206.0]
     assert table.scale == 1e6
+
+
+# A paper's results table as PDF text: the row labels' headers, then one name per figure; a
+# group column ("Solo", "Joint") written on its group's first row, or on a line of its own
+BENCHMARKS = """Table 3: End-to-end scores
+Setting System KQ LoreQA WBQ FACT SPaRC
+Solo Okapi+Reader (Ash et al., 2018) 21.5 44.1 15.7 22.3 31.2
+Solo HEDGE (Ng et al., 2019) 35.3 47.0 38.4 31.1 19.2
+Solo
+Okapi 30.6 50.4 27.9 23.9 37.1
+Dense 42.5 55.8 33.6 26.9 28.8
+Okapi+Dense 38.0 56.0 36.2 29.0 35.7
+Joint Dense 42.5 55.8 41.4 48.4 23.1
+Okapi+Dense 37.8 58.9 40.1 51.6 34.8
+Table 3 caption: copied scores are from the cited papers, ours below them.
+"""
+
+
+def test_columns_a_line_of_names_heads_are_the_figures_names():
+    (table,) = parse_tables(BENCHMARKS)
+    assert [c.describe() for c in table.columns] == ["KQ", "LoreQA", "WBQ", "FACT", "SPaRC"]
+    cells = {
+        (r.item.section, r.item.label, c.column.describe()): c.number.clean
+        for r in table.rows
+        for c in r.cells
+        if c.number and c.column
+    }
+    assert cells[("Solo", "HEDGE (Ng et al., 2019)", "FACT")] == "31.1"
+    assert cells[("Solo", "Okapi+Dense", "WBQ")] == "36.2"
+    # the group written once, on its first row: the row after it is the Joint one, not Solo's
+    assert cells[("Joint", "Dense", "FACT")] == "48.4"
+    assert cells[("Joint", "Okapi+Dense", "WBQ")] == "40.1"
+
+
+def test_names_repeated_in_groups_take_the_group_the_line_above_names():
+    text = (
+        "Method Top-5 Top-50\n"
+        "KQ LoreQA WBQ KQ LoreQA WBQ\n"
+        "Okapi 59.1 66.9 55.0 73.7 76.7 71.1\n"
+        "Dense 78.4 79.4 73.2 85.4 85.0 81.4\n"
+    )
+    (table,) = parse_tables(text)
+    assert [c.describe() for c in table.columns][2:4] == ["Top-5 WBQ", "Top-50 KQ"]
+    assert [(c.number.clean, c.column.describe()) for c in table.rows[1].cells][3] == ("85.4", "Top-50 KQ")
+
+
+def test_words_that_may_pair_into_one_column_name_no_column():
+    """Plain words may be two to a column ("Operating Leases Finance Leases Total" over three
+    figures), and a line of as many names as figures may have one spanning two ("Dataset Train
+    Dev Test" over four): neither names its figures' columns. A word glued to a number by a
+    hyphen ("COVID-19", "Top-100") is no cell."""
+    leases = parse_tables("Operating Leases Finance Leases Total\nGross lease liabilities $66,269 $25,866 $92,135\n")
+    assert all(c.column is None for t in leases for r in t.rows for c in r.cells)
+    counts = parse_tables("Dataset Train Dev Test\nKQ 79,168 58,880 8,757 3,610\nLoreQA 78,785 60,413 8,837 11,313\n")
+    assert all(c.column is None for t in counts for r in t.rows for c in r.cells)
+    (table,) = parse_tables("Revenue 100 200\nPartners saw disruptions during the COVID-19\nMethod Top-20 Top-100\n")
+    assert [r.item.label for r in table.rows] == ["Revenue"]

@@ -168,7 +168,11 @@ def _written_out(scored: list[_Unit], passage: int, position: int, line: str) ->
     if is_header(line):
         return line
     headers = [u.text for u in _headers(scored, passage, position)]
-    return tables.label_row(line, tables.columns(headers), tables.units(headers)) if headers else line
+    labels = tables.columns(headers) if headers else None
+    if labels:
+        return tables.label_row(line, labels, tables.units(headers))
+    above = [u.text for u in scored if u.passage == passage and position - 16 <= u.position < position]
+    return tables.named_row(line, above) or line  # a header of names, not periods ("NQ TriviaQA WQ")
 
 
 def _headers(scored: list[_Unit], passage: int, position: int) -> list[_Unit]:

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import re
 
-from rag_core.figures import grids
+from rag_core.figures import grids, named
 from rag_core.figures.headers import column_names, columns_of, described_once
 from rag_core.figures.headers import is_quarter_header as quarter_header
-from rag_core.figures.tables import unpipe
+from rag_core.figures.tables import row_cells, unpipe
 
 _FIGURE = r"\(?-?\$?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?(?:\s?%)?(?:\s?(?:pts|bps))?|—|-"  # "1,0": a row cut short, no figure
 _ONE_FIGURE = re.compile(rf"(?:\$\s?)?(?:{_FIGURE})")
@@ -126,6 +126,23 @@ def _label_and_figures(row: str) -> tuple[str, list[str]] | None:
     if not figures or not _LABEL.fullmatch(label):
         return None
     return label, figures
+
+
+def named_row(row: str, above: list[str]) -> str | None:
+    """``row`` written out with its columns' names when its table's header is a line of names
+    (a paper's "Training Model NQ TriviaQA WQ TREC SQuAD": "REALMNews (Guu et al., 2020): NQ:
+    40.4; TriviaQA: -; ..."; ``figures.named``), found above the rows and the lone group lines
+    ("Single") between it and ``row`` (``above``: nearest last); None when it has no such header."""
+    split = row_cells(row)
+    if split is None:
+        return None
+    k = len(above)
+    while k > 0 and (row_cells(above[k - 1]) is not None or len(above[k - 1].split()) == 1):
+        k -= 1
+    found = named.columns(above[max(0, k - 2) : k], len(split[1])) if k else None
+    if found is None:
+        return None
+    return f"{split[0]}: " + "; ".join(f"{name}: {cell}" for name, cell in zip(found[0], split[1], strict=True))
 
 
 def grid_row(row: str, above: list[str]) -> tuple[str, int] | None:

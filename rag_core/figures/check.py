@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
+from rag_core.figures import named
 from rag_core.figures.claims import Claim, read_claims
 from rag_core.figures.compute import Operand, recompute
 from rag_core.figures.labels import agreement, concepts, content
@@ -202,6 +203,8 @@ def check_answer(
                 label = "conflict"  # "96 league appearances" where the source has "96 goals"
             if label == "neutral" and occ.item is None and _says_nothing_of(claim, occ):
                 label = "conflict"  # "Google's revenue was $5.00" where the page has "Copyright 2009 ACM … $5.00"
+            if label != "conflict" and _names_another_column(claim, occ, evidence.found):
+                label = "conflict"  # "40.4 on TREC" where 40.4 is the NQ column's cell of the row
             if label == "neutral" and occ.item is not None and _names_another_section(claim, occ, evidence.found):
                 label = "conflict"  # "Bananas cost 1.99" where 1.99 is the Price of Juicy Apples
             if label == "neutral" and occ.item is not None:
@@ -267,6 +270,38 @@ def _names_another_section(claim: Claim, occ: Occurrence, found: list[Occurrence
     label = occ.item.label
     others = {o.item.section for o in found if o.item is not None and o.item.shared and o.item.label == label}
     return any(content(other) and content(other) <= claim.terms for other in others - {occ.item.section})
+
+
+def _column_name(occ: Occurrence) -> str:
+    """The name of the column a table cell is in, when words name it ("TREC"), else ""."""
+    if occ.row is None or not 0 <= occ.cell < len(occ.row.cells):
+        return ""
+    column = occ.row.cells[occ.cell].column
+    return column.name if column is not None else ""
+
+
+def _names_another_column(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
+    """Whether the claim names another column of ``occ``'s table than ``occ``'s (columns named
+    by words: "TREC" among "NQ", "TriviaQA", "WQ"), and not ``occ``'s own: by its clause, or, when
+    the clause names none of the table's columns, by the question it answers."""
+    mine = _column_name(occ)
+    if not mine:
+        return False
+    assert occ.row is not None
+    others = {
+        name
+        for o in found
+        if o.passage is occ.passage and o.row is not None and o.row.table == occ.row.table
+        for name in [_column_name(o)]
+        if name and name != mine
+    }
+    for text in (claim.clause, claim.asked):
+        spoken = named.said(text)
+        if named.names(spoken, mine):
+            return False
+        if any(named.names(spoken, other) for other in others):
+            return True
+    return False
 
 
 def _more_specific(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:

@@ -40,6 +40,8 @@ class Claim:
     report: tuple[int, int] | None = None  # the report it is from, when named ("the Q3 2022 10-Q")
     # the names it is about that no source's document is about ("Apple" over Galaxy Gaming's 10-K)
     foreign: tuple[frozenset[str], ...] = ()
+    clause: str = ""  # the words around the figure that speak of it ("REALMNews scores 40.4 on TREC")
+    asked: str = ""  # the question's part it answers (what the clause leaves unsaid: "And on TREC?")
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -120,7 +122,9 @@ def read_claims(answer: str, question: str, known: set[str], strangers: Sequence
                     period = replace(period, fiscal_year=ask.period.fiscal_year, quarter=ask.period.quarter)
             report = report_of(before + " " + after) or report_of(sentence) or (None if len(asks) > 1 else asked)
             others = tuple(name for name in strangers if entities and name & entities)
-            out.append(Claim(n, sentence, terms, period, entities, relative, report, others))
+            clause = f"{before} {n.text} {after}"
+            asked_part = ask.text if ask is not None else question
+            out.append(Claim(n, sentence, terms, period, entities, relative, report, others, clause, asked_part))
             previous_terms, previous_entities = terms, entities
             if not relative:
                 previous_period = period

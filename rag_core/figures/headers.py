@@ -61,12 +61,16 @@ _BALANCE = re.compile(r"balance\s+sheets?|financial\s+position|financial\s+condi
 
 @dataclass(frozen=True)
 class Column:
-    """One column of a table: a period, or a change between two ("$ Change", "% Change")."""
+    """One column of a table: a period, a change between two ("$ Change", "% Change"), or a
+    column named by words ("TREC", "Top-20 NQ": ``figures.named``)."""
 
     period: Period
     change: str = ""
+    name: str = ""
 
     def describe(self) -> str:
+        if self.name:
+            return self.name
         if self.change:
             return self.change
         return self.period.describe()

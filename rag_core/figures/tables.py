@@ -14,13 +14,14 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from rag_core.figures import grids
+from rag_core.figures import grids, named
 from rag_core.figures.headers import UNIT, UNIT_SCALE, Column, columns_of, is_header_line, unit_of
 from rag_core.figures.labels import Item
 from rag_core.figures.numbers import Number, read_numbers
+from rag_core.figures.periods import Period
 
 _CELL = re.compile(
-    r"(?<![\w.,])(?:\$\s?)?(?:\(\s?\d[\d,]*(?:\.\d+)?\s?\)|-?\d[\d,]*(?:\.\d+)?|[—–-](?!\w))(?:\s?(?:%|pts?\b))?",
+    r"(?<![\w.,])(?<![^\W\d_]-)(?:\$\s?)?(?:\(\s?\d[\d,]*(?:\.\d+)?\s?\)|-?\d[\d,]*(?:\.\d+)?|[—–-](?!\w))(?:\s?(?:%|pts?\b))?",
 )
 _BOILERPLATE = re.compile(
     r"^\(?unaudited\)?$|^table of contents$|^part\s+[ivx]+\b|^item\s+\d|^see accompanying|^refer to accompanying"
@@ -83,6 +84,7 @@ class Table:
     columns: list[Column]
     rows: list[Row] = field(default_factory=list)
     share_scale: float = 0.0  # counts of shares ("... number of shares which are reflected in thousands")
+    label_headers: int = 0  # named columns: how many names head the row labels ("Training Model": 2)
 
     def __post_init__(self) -> None:
         self.share_scale = self.share_scale or self.scale
@@ -104,6 +106,13 @@ def _cells(line: str) -> tuple[str, list[re.Match[str]]]:
     if re.search(r"\b(?:19|20)\d{2}$|[,;]$", line.strip()) and len(run) == 1:
         return line.strip(), []  # "... as of July 30, 2023": prose ending in a year
     return label, run
+
+
+def row_cells(line: str) -> tuple[str, list[str]] | None:
+    """A row line's label and the figures that end it, as written ("Single REALMNews (Guu et
+    al., 2020) 40.4 - 40.7" → the label, ["40.4", "-", "40.7"]), or None: no row."""
+    label, cells = _cells(unpipe(line))
+    return (label, [m.group(0).strip() for m in cells]) if cells else None
 
 
 def _continues(first: str, line: str) -> bool:
@@ -128,7 +137,7 @@ def _is_title(line: str) -> bool:
 
 
 def _row(table: Table, index: int, label: str, section: str, cells: list[tuple[str, int]], start: int, end: int) -> Row:
-    periods = [c for c in table.columns if not c.change]
+    periods = [c for c in table.columns if not c.change and not c.name]
     extra = len(cells) - len(table.columns)
     if table.columns and 0 < extra <= 2 and re.search(r"\b(?:of|and)\s*$", label):
         label = f"{label} {' '.join(t for t, _ in cells[:extra])}"  # "... allowance of $512 and $650 36,953 48,688"
@@ -195,11 +204,33 @@ def parse_tables(text: str) -> list[Table]:
 def _parse(text: str) -> tuple[Table, ...]:
     tables = _read(text)
     for table in tables:
+        if table.label_headers >= 2:
+            _regroup(table)
         seen = Counter(_key(row.item.label) for row in table.rows)
         for row in table.rows:
             if seen[_key(row.item.label)] > 1 and row.item.section:
                 row.item = replace(row.item, shared=True)
     return tuple(tables)
+
+
+def _regroup(table: Table) -> None:
+    """Rows under two label columns, the first a group written on its group's first row only
+    ("Single ORQA ...", "BM25 ...", "Multi DPR ...", "BM25+DPR ..."): a row whose label is a
+    word and then another row's label ("Multi" + "DPR"), or a word that heads rows on a line of
+    its own elsewhere in the table ("Single"), starts a group; the rows after it that were under
+    the same heading as it are in that group, not under the heading above it."""
+    labels = {_key(row.item.label) for row in table.rows}
+    heads = {row.item.section for row in table.rows if row.item.section}  # "Single" on a line of its own
+    group, under = "", None
+    for row in table.rows:
+        first, _, rest = row.item.label.partition(" ")
+        if rest and (_key(rest) in labels or first in heads) and first[:1].isupper() and not re.search(r"\d", first):
+            group, under = first, row.item.section
+            row.item = replace(row.item, label=rest, section=first)
+        elif group and row.item.section == under:
+            row.item = replace(row.item, section=group)
+        else:
+            group, under = "", None
 
 
 def _key(label: str) -> str:
@@ -215,6 +246,9 @@ def _read(text: str) -> list[Table]:
     offset = 0
     above: list[str] = []  # the lines just above, as written (a grid's header and unit rows)
     grid: Table | None = None
+    recent: list[str] = []  # the last lines read, stripped, none of them a row of figures
+    was_row = False
+    title_before = ""  # the title before the last one (a line of column names is no title)
     for raw in (text or "").splitlines(keepends=True):
         start, written = offset, raw.rstrip("\r\n")
         offset += len(raw)
@@ -238,6 +272,14 @@ def _read(text: str) -> list[Table]:
             pending_label = None
             continue
         label, cells = _cells(line) if not _BOILERPLATE.search(stripped) else (stripped, [])
+        by_name = named.columns(recent[-2:], len(cells)) if cells and not was_row and not header else None
+        was_row = bool(cells)
+        if not cells:
+            recent = [*recent[-2:], stripped]
+        if by_name is not None:  # a header of names: a table of its own, whatever came before
+            table = _new_table(tables, title_before if title == recent[-1] else title, unit, unit_line, [])
+            table.columns = [Column(Period(), name=name) for name in by_name[0]]
+            table.label_headers, section = by_name[1], ""
         if cells:
             if header or table is None:
                 table = _new_table(tables, title, unit, unit_line, columns_of("\n".join(header), title))
@@ -272,7 +314,7 @@ def _read(text: str) -> list[Table]:
             continue
         if table is None:
             if _is_title(stripped):
-                title = stripped
+                title_before, title = title, stripped
             continue
         if pending_label and not _continues(pending_label[0], stripped):
             section = pending_label[0]
