@@ -591,3 +591,28 @@ def test_a_cell_of_another_named_column_is_marked_with_its_column():
     joint = "What does Okapi+Dense score on WBQ in the Joint setting?"
     assert check("Okapi+Dense scores 40.1 on WBQ in the Joint setting [1].", joint)[0][1] == "found"
     assert check("Okapi+Dense scores 36.2 on WBQ in the Joint setting [1].", joint)[0][:2] == ("36.2", "mismatch")
+
+
+def test_a_grouped_column_is_told_by_the_part_the_claim_names_and_a_bare_accuracy_is_a_percentage():
+    """Columns named in two parts ("Top-5 WBQ"): naming the dataset alone, the other
+    dataset's cell is another figure, the same dataset's cell under either group is not
+    contradicted. A paper's accuracy table writes no "%": "80.5%" is its "80.5", and no
+    ratio of two accuracies stands in for it."""
+    from tests.test_figures_tables import RETRIEVAL
+
+    papers = [Passage(1, RETRIEVAL, "paper.pdf", 5, "")]
+
+    def status(answer: str, question: str) -> list[str]:
+        return [f.status for f in check_answer(answer, question, papers).figures]
+
+    ask = "What does Okapi + Dense trained jointly reach on WonderBase Questions?"
+    assert status("Okapi + Dense in the Joint setting reaches 74.7/82.3 on WonderBase Questions.", ask) == [
+        "found",
+        "found",
+    ]
+    assert status("Okapi + Dense in the Joint setting reaches 74.7/78.0.", ask) == ["found", "mismatch"]
+    assert status("Okapi + Dense in the Joint setting reaches 71.0 on WBQ.", ask) == ["mismatch"]  # the Solo row
+    top50 = "What is the top-50 accuracy of Okapi + Dense in the Solo setting on WBQ?"
+    assert status("It is 80.5%.", top50) == ["found"]
+    assert status("It is 71.0%.", top50) == ["mismatch"]  # Top-5's
+    assert status("It is 94.9%.", top50) == ["unsupported"]  # 76.6 / 80.7 of no cell pair it names

@@ -359,16 +359,31 @@ def test_columns_a_line_of_names_heads_are_the_figures_names():
     assert cells[("Joint", "Okapi+Dense", "WBQ")] == "40.1"
 
 
+RETRIEVAL = (
+    "Training Method Top-5 Top-50\n"
+    "KQ LoreQA WBQ KQ LoreQA WBQ\n"
+    "None Okapi 59.1 66.9 55.0 73.7 76.7 71.1\n"
+    "Solo Dense 78.4 79.4 73.2 85.4 85.0 81.4\n"
+    "Okapi + Dense 76.6 79.8 71.0 83.8 84.5 80.5\n"
+    "Joint Dense 79.4 78.8 75.0 86.0 84.7 82.9\n"
+    "Okapi + Dense 78.0 79.9 74.7 83.9 84.4 82.3\n"
+)
+
+
 def test_names_repeated_in_groups_take_the_group_the_line_above_names():
-    text = (
-        "Method Top-5 Top-50\n"
-        "KQ LoreQA WBQ KQ LoreQA WBQ\n"
-        "Okapi 59.1 66.9 55.0 73.7 76.7 71.1\n"
-        "Dense 78.4 79.4 73.2 85.4 85.0 81.4\n"
-    )
-    (table,) = parse_tables(text)
+    """The groups' line names the row labels' two columns too ("Training Method"): a label
+    under two groups ("Solo Dense", "Joint Dense") tells the group column, and the rows
+    after each are in its group."""
+    (table,) = parse_tables(RETRIEVAL)
     assert [c.describe() for c in table.columns][2:4] == ["Top-5 WBQ", "Top-50 KQ"]
     assert [(c.number.clean, c.column.describe()) for c in table.rows[1].cells][3] == ("85.4", "Top-50 KQ")
+    assert [(r.item.section, r.item.label) for r in table.rows] == [
+        ("", "None Okapi"),
+        ("Solo", "Dense"),
+        ("Solo", "Okapi + Dense"),
+        ("Joint", "Dense"),
+        ("Joint", "Okapi + Dense"),
+    ]
 
 
 def test_words_that_may_pair_into_one_column_name_no_column():

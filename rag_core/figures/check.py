@@ -80,7 +80,7 @@ def value_match(n: Number, occ: Occurrence) -> str | None:
     """ "exact" when ``occ`` writes the figure's digits at its scale, "rounded" when it holds
     the same value once units and the written rounding are applied, else None."""
     src = occ.number
-    if n.percent != src.percent:
+    if n.percent != src.percent and not (n.percent and _percent_unsaid(occ)):
         return None
     currencies = {_CURRENCIES.get(c, c) for c in (n.currency, src.currency) if c}
     if len(currencies) > 1:
@@ -103,6 +103,20 @@ def value_match(n: Number, occ: Occurrence) -> str | None:
         if a and step <= 0.05 * a and abs(a - b) <= step / 2 + 1e-9 * a:
             return "rounded"
     return None
+
+
+def _percent_unsaid(occ: Occurrence) -> bool:
+    """Whether a table cell may be a percentage its table does not mark: a bare figure with a
+    decimal, at most 100, in a table with no unit nor currency (a paper's accuracies, "84.4"
+    under "Top-100 NQ"); a statement's cells in millions never are."""
+    src = occ.number
+    return (
+        occ.item is not None
+        and not occ.unit_known
+        and not (src.currency or src.scaled or src.negative)
+        and src.decimals > 0
+        and src.magnitude <= 100
+    )
 
 
 def _verdicts(claim: Claim, occ: Occurrence) -> tuple[str, bool | None, bool | None]:
@@ -282,26 +296,42 @@ def _column_name(occ: Occurrence) -> str:
 
 def _names_another_column(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
     """Whether the claim names another column of ``occ``'s table than ``occ``'s (columns named
-    by words: "TREC" among "NQ", "TriviaQA", "WQ"), and not ``occ``'s own: by its clause, or, when
-    the clause names none of the table's columns, by the question it answers."""
-    mine = _column_name(occ)
+    by words: "TREC" among "NQ", "TriviaQA", "WQ"; "Top-20 WQ" among "Top-100 WQ", "Top-20
+    TREC"): by its clause, or, when the clause names nothing of the table's columns, by the
+    question it answers. A column's name is read part by part from its end (the dataset,
+    then the group above it): naming another column's part where ``occ``'s own goes unnamed
+    is naming another column."""
+    mine = _column_name(occ).split()
     if not mine:
         return False
     assert occ.row is not None
     others = {
-        name
+        tuple(name.split())
         for o in found
         if o.passage is occ.passage and o.row is not None and o.row.table == occ.row.table
         for name in [_column_name(o)]
-        if name and name != mine
-    }
+        if name
+    } - {tuple(mine)}
     for text in (claim.clause, claim.asked):
-        spoken = named.said(text)
-        if named.names(spoken, mine):
-            return False
-        if any(named.names(spoken, other) for other in others):
-            return True
+        verdict = _column_said(named.said(text), mine, others)
+        if verdict is not None:
+            return not verdict
     return False
+
+
+def _column_said(spoken: frozenset[str], mine: list[str], others: set[tuple[str, ...]]) -> bool | None:
+    """True when ``spoken`` names ``mine``'s parts wherever it names a part of the table's
+    columns, False when it names another column's part where ``mine``'s goes unnamed, None
+    when it names no part of any."""
+    said_any = False
+    for k in range(max(len(mine), *(len(o) for o in others)) if others else len(mine)):
+        part = mine[-1 - k] if k < len(mine) else ""
+        if part and named.names(spoken, part):
+            said_any = True
+            continue
+        if any(len(o) > k and o[-1 - k] != part and named.names(spoken, o[-1 - k]) for o in others):
+            return False
+    return True if said_any else None
 
 
 def _more_specific(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:

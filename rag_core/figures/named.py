@@ -72,8 +72,10 @@ def columns(above: list[str], n: int) -> tuple[list[str], int] | None:
     if g > 1:
         over = _names(above[-2]) if len(above) >= 2 else None
         if over is not None and len(over) >= g:
-            per = n // g
-            return [f"{over[len(over) - g + i // per]} {name}" for i, name in enumerate(names)], labels
+            per = (
+                n // g
+            )  # the line above: the row labels' headers, then the groups ("Training Retriever Top-20 Top-100")
+            return [f"{over[len(over) - g + i // per]} {name}" for i, name in enumerate(names)], len(over) - g
     if labels == 0:
         return None  # "Dataset Train Dev Test" over four figures: which name spans two is not said
     return names, labels

@@ -217,14 +217,18 @@ def _regroup(table: Table) -> None:
     """Rows under two label columns, the first a group written on its group's first row only
     ("Single ORQA ...", "BM25 ...", "Multi DPR ...", "BM25+DPR ..."): a row whose label is a
     word and then another row's label ("Multi" + "DPR"), or a word that heads rows on a line of
-    its own elsewhere in the table ("Single"), starts a group; the rows after it that were under
+    its own elsewhere in the table ("Single"), or a word before a label that another word is
+    before too ("Single DPR", "Multi DPR") starts a group; the rows after it that were under
     the same heading as it are in that group, not under the heading above it."""
     labels = {_key(row.item.label) for row in table.rows}
     heads = {row.item.section for row in table.rows if row.item.section}  # "Single" on a line of its own
+    # "Single DPR" and "Multi DPR": one label under two groups
+    firsts = Counter(_key(row.item.label.partition(" ")[2]) for row in table.rows if " " in row.item.label)
     group, under = "", None
     for row in table.rows:
         first, _, rest = row.item.label.partition(" ")
-        if rest and (_key(rest) in labels or first in heads) and first[:1].isupper() and not re.search(r"\d", first):
+        grouped = _key(rest) in labels or first in heads or firsts[_key(rest)] > 1
+        if re.match(r"\w", rest) and grouped and first[:1].isupper() and not re.search(r"\d", first):
             group, under = first, row.item.section
             row.item = replace(row.item, label=rest, section=first)
         elif group and row.item.section == under:
