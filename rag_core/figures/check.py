@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 from rag_core.figures import named
-from rag_core.figures.claims import Claim, read_claims
+from rag_core.figures.claims import SHARE_OF, Claim, read_claims
 from rag_core.figures.compute import Operand, recompute
 from rag_core.figures.labels import agreement, concepts, content
 from rag_core.figures.numbers import Number
@@ -366,6 +366,7 @@ def _operands(claim: Claim, found: list[Occurrence], supported: list[tuple[Claim
         if c.number.end <= claim.number.start + 400
     ]
     groups.append(own)
+    share = bool(SHARE_OF.match(claim.clause.partition(claim.number.text)[2]))
     by_key: dict[tuple, list[Operand]] = {}
     for occ in found:
         if occ.number.kind != "figure":
@@ -375,7 +376,10 @@ def _operands(claim: Claim, found: list[Occurrence], supported: list[tuple[Claim
             continue
         if label != "agree":
             continue  # both figures of a computation must be the items the claim names
-        operand = Operand(occ.number.clean, occ.value, occ.number.percent, occ.passage.number, occ.step)
+        # a paper's bare accuracy is a percentage when the claim is one: no ratio of two stands
+        # in for it, unless the claim says it is a share ("76.0% of G.+BM25's")
+        percent = occ.number.percent or (claim.number.percent and not share and _percent_unsaid(occ))
+        operand = Operand(occ.number.clean, occ.value, percent, occ.passage.number, occ.step)
         if occ.row is not None:
             by_key.setdefault(("row", occ.passage.number, id(occ.row)), []).append(operand)
             by_key.setdefault(("col", occ.passage.number, occ.row.table, occ.cell), []).append(operand)

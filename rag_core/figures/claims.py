@@ -81,7 +81,7 @@ def read_claims(answer: str, question: str, known: set[str], strangers: Sequence
                 before = _ATTRIBUTION.sub("", before)
             after = _own_tail(answer[n.end : hi], bool(concepts(content(before))))
             terms = content(before)
-            if (not concepts(terms) and concepts(content(after))) or _SHARE_OF.match(after):
+            if (not concepts(terms) and concepts(content(after))) or SHARE_OF.match(after):
                 terms |= content(after)  # "$6,188 million in net income", "70% of revenue"
             entities = respectively[0].get(i) or named_entities(before + " " + after, every)
             said = period_named(after)
@@ -139,7 +139,7 @@ _ATTRIBUTION = re.compile(
 _CUT = re.compile(r";|,\s*(?:and|while|but|whereas|which|compared)\b|\s(?:while|whereas|but)\s", re.IGNORECASE)
 
 
-_SHARE_OF = re.compile(r"\s*(?:of|as\s+an?\s+(?:percentage|share|portion|proportion)\s+of)\b", re.IGNORECASE)
+SHARE_OF = re.compile(r"\s*(?:of|as\s+an?\s+(?:percentage|share|portion|proportion)\s+of)\b", re.IGNORECASE)
 
 
 def _own_tail(after: str, named: bool) -> str:
@@ -148,7 +148,7 @@ def _own_tail(after: str, named: bool) -> str:
     m = _CUT.search(after)
     if m:
         after = after[: m.start()]
-    if named and not _SHARE_OF.match(after):
+    if named and not SHARE_OF.match(after):
         for s, _, w in spans(after):
             if w.startswith("§"):
                 return after[:s]
