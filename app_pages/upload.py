@@ -15,6 +15,7 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from rag_core import SUPPORTED_EXTS, AppContext, DocentError, IngestResult, JobView, Upload
+from ui.auth import current_person
 from ui.confirm import confirm
 from ui.context import require_context
 from ui.formatting import human_size
@@ -72,7 +73,7 @@ def send(ctx: AppContext, uploads: list[UploadedFile]) -> None:
         else:
             batch.append((upload.file_id, Upload(upload.name, data)))
     if batch:
-        job_id = ctx.jobs.submit(ctx.ingestion, [u for _, u in batch])
+        job_id = ctx.jobs.submit(ctx.ingestion, [u for _, u in batch], owner=current_person())
         add_job(job_id)
         seen.update({file_id: job_id for file_id, _ in batch})
 
@@ -84,7 +85,7 @@ def ask_about_names(ctx: AppContext) -> None:
         conflict = ctx.ingestion.conflict(name, data)
         if conflict is None:  # deleted or replaced meanwhile: nothing to ask any more
             questions.pop(file_id)
-            add_job(ctx.jobs.submit(ctx.ingestion, [Upload(name, data)]))
+            add_job(ctx.jobs.submit(ctx.ingestion, [Upload(name, data)], owner=current_person()))
             continue
         old = conflict.existing
         added = dt.datetime.fromtimestamp(old.added).strftime("%Y-%m-%d %H:%M")
@@ -112,7 +113,9 @@ def ask_about_names(ctx: AppContext) -> None:
             questions.pop(file_id)
             if choice != "skip":
                 policy = "replace" if choice == "replace" else "keep_both"
-                add_job(ctx.jobs.submit(ctx.ingestion, [Upload(name, data, on_conflict=policy)]))
+                add_job(
+                    ctx.jobs.submit(ctx.ingestion, [Upload(name, data, on_conflict=policy)], owner=current_person())
+                )
             st.rerun()
 
 

@@ -29,6 +29,7 @@ from rag_core.providers.llm import ProgressFn
 from rag_core.providers.models import ModelLoader
 from rag_core.settings import DocentSettings, saved_notice
 from rag_core.storage import Backups, Database, DocumentRegistry, SessionStore, SQLiteDatabase, open_database
+from rag_core.storage.jobs import JobStore
 from rag_core.storage.kvstore import DatabaseKVStore
 from rag_core.storage.postgres import PostgresDatabase
 from rag_core.suggestions import SuggestionService
@@ -120,6 +121,7 @@ def build_context(
     suggestions = SuggestionService(settings, index, registry, models)
     chat = ChatService(settings, index, sessions, models, suggestions, registry=registry)
     jobs = job_runner(settings.data_dir)
+    jobs.use(JobStore(db))  # progress seen, and stopped, from every process on this database
     ctx = AppContext(
         settings,
         embed,

@@ -6,6 +6,7 @@ timing: it cancels while the first file is being embedded.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 
@@ -101,3 +102,105 @@ def test_the_next_upload_is_read_while_one_is_embedded_and_nothing_is_left_behin
     assert len(staged) == 2 and not any(p.exists() or p.parent.parent.exists() for p in staged)
     assert [n.get_content() for n in ctx.index.document_nodes("next.txt")] == ["Valves close."]
     assert check(ctx)[0] == []
+
+
+def _other_process(db_target: str, code: str) -> str:
+    """Run ``code`` in a new Python process with ``store``, a JobStore over the same database
+    (a SQLite file's path, or a PostgreSQL URL); what it prints."""
+    import subprocess
+    import sys
+
+    prelude = (
+        "import sys, json\n"
+        "from rag_core.storage.jobs import JobStore\n"
+        "target = sys.argv[1]\n"
+        "if target.startswith('postgresql'):\n"
+        "    from rag_core.storage.postgres import PostgresDatabase as D\n"
+        "else:\n"
+        "    from rag_core.storage.sqlite import SQLiteDatabase as D\n"
+        "    from pathlib import Path; target = Path(target)\n"
+        "store = JobStore(D(target))\n"
+    )
+    p = subprocess.run([sys.executable, "-c", prelude + code, db_target], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def _shared_progress_and_cancel(ctx, db_target: str, monkeypatch) -> None:
+    monkeypatch.setattr("rag_core.jobs.ASK_EVERY_S", 0.0)
+    gate, second_batch = threading.Event(), threading.Event()
+    calls = {"n": 0}
+    original = HashEmbedding.__call__
+
+    def held(self, nodes, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            second_batch.set()
+            assert gate.wait(60)
+        return original(self, nodes, **kwargs)
+
+    monkeypatch.setattr(HashEmbedding, "__call__", held)
+    job = ctx.jobs.submit(ctx.ingestion, [Upload("long.txt", LONG), Upload("next.txt", b"Valves close.")], owner="ann")
+    assert second_batch.wait(60)
+    seen = json.loads(
+        _other_process(
+            db_target,
+            f"row = store.load('{job}'); mine = [r['id'] for r in store.running('ann')]\n"
+            "print(json.dumps([row['state'], row['lost'], [f['state'] for f in row['files']],"
+            " row['files'][0]['message'], mine, [r['id'] for r in store.running('bob')]]))\n"
+            f"store.ask_cancel('{job}')\n",
+        )
+    )
+    state, lost, files, message, mine, bobs = seen
+    assert (state, lost, files, mine, bobs) == ("running", False, ["running", "queued"], [job], [])
+    assert message.startswith("long.txt: embedding"), message
+    gate.set()
+    view = ctx.jobs.wait(job, timeout=60)
+    assert view.state == "cancelled" and calls["n"] == 2  # stopped, asked by the other process, before batch 3
+    assert [(r.file, r.status) for r in view.results] == [("long.txt", "cancelled"), ("next.txt", "cancelled")]
+    ended = json.loads(
+        _other_process(db_target, f"row = store.load('{job}'); print(json.dumps([row['state'], row['files'][1]]))")
+    )
+    assert ended[0] == "cancelled" and ended[1]["result"]["status"] == "cancelled"
+
+
+def test_another_process_sees_a_jobs_progress_and_stops_it_through_the_database(make_settings, llm, monkeypatch):
+    """Two app processes on one data folder: an upload running in one is seen from the other
+    (its files, what it is doing), by its owner only, and a Cancel pressed there stops it."""
+    ctx = build_context(make_settings(), llm=llm)
+    _shared_progress_and_cancel(ctx, str(ctx.settings.paths.database), monkeypatch)
+
+
+def test_a_team_on_postgres_shares_job_progress_and_cancel(make_settings, llm, monkeypatch, pg_url):
+    ctx = build_context(make_settings(database_url=pg_url), llm=llm)
+    _shared_progress_and_cancel(ctx, pg_url, monkeypatch)
+
+
+def test_a_job_whose_process_died_is_shown_lost_with_what_it_finished_and_can_be_cleared(make_settings, llm):
+    """The process running an upload is killed: the job stays "running" in the database, but
+    its pid no longer runs. Another process shows it as lost, with the file it finished,
+    and clears it when asked; a running job of a live process is never cleared."""
+    ctx = build_context(make_settings(), llm=llm)
+    db_target = str(ctx.settings.paths.database)
+    _other_process(  # a process that wrote its job's progress, then died (its pid is gone once it exits)
+        db_target,
+        "files = [{'name': 'a.txt', 'state': 'done', 'message': 'a.txt: indexed', 'fraction': 1.0,"
+        " 'result': {'file': 'a.txt', 'status': 'indexed', 'chunks': 3}},"
+        " {'name': 'b.txt', 'state': 'running', 'message': 'b.txt: embedding', 'fraction': 0.4, 'result': None}]\n"
+        "store.save({'id': 'deadbeef0001', 'owner': '', 'state': 'running', 'files': files, 'created': 1.0})\n",
+    )
+    assert ctx.jobs.running_elsewhere("") == ["deadbeef0001"] and ctx.jobs.running_elsewhere("ann") == []
+    view = ctx.jobs.view("deadbeef0001")
+    assert view.state == "lost" and not view.running
+    assert "stopped" in view.error and [(r.file, r.status) for r in view.results] == [("a.txt", "indexed")]
+    ctx.jobs.forget("deadbeef0001")
+    assert ctx.jobs.view("deadbeef0001") is None and ctx.jobs.running_elsewhere("") == []
+
+    live = ctx.jobs.submit(ctx.ingestion, [Upload("c.txt", b"Gears turn.")])
+    ctx.jobs.wait(live, timeout=60)
+    from rag_core.storage.jobs import JobStore
+
+    store = JobStore(ctx.db)
+    store.save({"id": "live00000001", "owner": "", "state": "running", "files": [], "created": 2.0})
+    store.forget("live00000001")  # this process runs it: kept
+    assert store.load("live00000001") is not None and store.load(live)["state"] == "done"

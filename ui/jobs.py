@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core import AppContext, JobView
+from ui.auth import current_person
 from ui.markdown import escape_markdown
 from ui.navigation import UPLOAD_PAGE
 
@@ -18,8 +19,11 @@ SEEN_NOTICES = "seen_notices"  # start-up repair notices this session dismissed
 
 
 def session_jobs(ctx: AppContext) -> list[JobView]:
-    """This session's jobs the runner still holds, oldest first (forgotten ones dropped)."""
+    """This session's jobs the runner still holds, oldest first (forgotten ones dropped), and
+    this person's uploads that another app process runs (a team's processes share them
+    through the database)."""
     ids: list[str] = st.session_state.setdefault(UPLOAD_JOBS, [])
+    ids.extend(i for i in ctx.jobs.running_elsewhere(current_person()) if i not in ids)
     views = [v for v in (ctx.jobs.view(i) for i in ids) if v is not None]
     st.session_state[UPLOAD_JOBS] = [v.id for v in views]
     return views

@@ -106,7 +106,7 @@ def _forget(token: str) -> None:
         _alive.discard(token)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -124,7 +124,7 @@ def _stale(host: str, pid: int, token: str, expires: float, now: float) -> bool:
     if pid == os.getpid():
         with _alive_lock:
             return token not in _alive
-    return not _pid_alive(pid)
+    return not pid_alive(pid)
 
 
 class SessionClaims:

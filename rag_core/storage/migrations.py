@@ -172,6 +172,28 @@ def m008_document_entities(d: Dialect) -> str:
         """
 
 
+def m009_jobs(d: Dialect) -> str:
+    """Background uploads' progress (``rag_core.jobs``), so that every app process shows a
+    person's running uploads and can stop them, whichever process runs them; a job whose
+    process is gone is seen as such (its host and pid, and when it last wrote)."""
+    return f"""
+        CREATE TABLE jobs (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL DEFAULT '',  -- who started it ('' without sign-in)
+            state TEXT NOT NULL,             -- running | done | cancelled | failed
+            files TEXT NOT NULL,             -- JSON: each file's state, message, fraction, result
+            error TEXT NOT NULL DEFAULT '',
+            host TEXT NOT NULL,              -- the process running it
+            pid {d.integer} NOT NULL,
+            created {d.real} NOT NULL,
+            updated {d.real} NOT NULL,       -- written while it runs: a job silent for long is lost
+            finished {d.real},
+            cancel {d.integer} NOT NULL DEFAULT 0  -- asked to stop, from any process
+        );
+        CREATE INDEX jobs_owner ON jobs (owner, state);
+        """
+
+
 MIGRATIONS: list[Migration] = [
     m001_sessions,
     m002_documents,
@@ -181,4 +203,5 @@ MIGRATIONS: list[Migration] = [
     m006_kvstore,
     m007_session_claims,
     m008_document_entities,
+    m009_jobs,
 ]
