@@ -27,7 +27,7 @@ from typing import Any
 from rag_core.entities.names import terms_of
 from rag_core.text import is_title, tokenize
 
-READER = 7  # bump when the reading changes: every document is read again (from its chunks)
+READER = 8  # bump when the reading changes: every document is read again (from its chunks)
 
 HEAD_LINES = 12  # lines at the head of a document where its title and letterhead are
 HEADING_WORDS = 5  # a heading line is this short and ends without a sentence's punctuation
@@ -213,7 +213,12 @@ def _row_label(line: str) -> str:
     label = label.split(" | ")[0] if " | " in label else label
     # a citation ending the label is not the item: "Single REALMNews (Guu et al., 2020) 40.4 …"
     cited = label.rfind(" (")
-    return label[:cited] if cited > 0 and ")" not in label[cited:] else label
+    if cited > 0 and ")" not in label[cited:]:
+        return label[:cited]
+    # a closed parenthesis ending it is a note on the item, not its name: "Single GraphRetriever
+    # (Min et al., 2019b)", "Revenue (unaudited)"
+    bare = re.sub(r"\s+\([^()]*\)$", "", label)
+    return bare if re.search(r"[^\W\d_]", bare) else label
 
 
 def _head_lines(texts: list[str]) -> list[str]:
