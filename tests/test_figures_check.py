@@ -616,3 +616,13 @@ def test_a_grouped_column_is_told_by_the_part_the_claim_names_and_a_bare_accurac
     assert status("It is 80.5%.", top50) == ["found"]
     assert status("It is 71.0%.", top50) == ["mismatch"]  # Top-5's
     assert status("It is 94.9%.", top50) == ["unsupported"]  # 76.6 / 80.7 of no cell pair it names
+
+
+def test_a_figure_starting_its_sentence_is_quoted_with_what_follows_it():
+    """Nothing before the figure to quote (a table's row cut from its label): the mark quotes
+    the figure and what follows, never an empty "a figure"."""
+    sources = [Passage(1, "59.1 66.9 55.0 70.9 68.8 73.7 76.7 71.1 84.1 80.0 accuracy on the test sets.", "p.pdf", 5)]
+    (fig,) = check_answer(
+        "REALMNews reaches 59.1 exact matches on CuratedTREC [1].", "REALMNews on CuratedTREC?", sources
+    ).figures
+    assert fig.source.startswith("[1] “59.1 66.9 55.0") and fig.source.endswith("…”"), fig.source

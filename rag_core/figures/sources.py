@@ -280,7 +280,12 @@ def _snippet(sentence: str, n: Number, most: int = 70) -> str:
     if n.start > most and " " in head:
         head = "… " + head.split(" ", 1)[1]
     what = "".join(f" {w}" for w in counted_words(sentence[n.end : n.end + 60]))  # "96 goals"
-    return f"“{head} {n.clean}{what}”" if head else "a figure"
+    if head:
+        return f"“{head} {n.clean}{what}”"
+    tail = " ".join(sentence[n.end : n.end + 40].split())  # nothing before it: what follows ("“59.1 66.9 55.0 …”")
+    if len(sentence) > n.end + 40 and " " in tail:
+        tail = tail.rsplit(" ", 1)[0] + " …"
+    return f"“{n.clean} {tail}”" if tail else f"“{n.clean}”"
 
 
 def _nearest_concept(sentence: str, words: list[tuple[int, int, str]], n: Number) -> tuple[str | None, str]:
