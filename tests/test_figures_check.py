@@ -626,3 +626,16 @@ def test_a_figure_starting_its_sentence_is_quoted_with_what_follows_it():
         "REALMNews reaches 59.1 exact matches on CuratedTREC [1].", "REALMNews on CuratedTREC?", sources
     ).figures
     assert fig.source.startswith("[1] “59.1 66.9 55.0") and fig.source.endswith("…”"), fig.source
+
+
+def test_the_cell_a_question_asks_of_a_table_of_named_columns_is_the_named_ones_alone():
+    """ "The table says" of a paper's table: the row's cell under the column the question
+    names, never the row's first cell; a question naming none of its columns gets none."""
+    from tests.test_figures_tables import BENCHMARKS, RETRIEVAL
+
+    paper = [Page(BENCHMARKS, "paper.pdf", 8), Page(RETRIEVAL, "paper.pdf", 5)]
+    cell = find_cell("What exact match does HEDGE reach on FACT?", paper)
+    assert cell is not None and (cell.number.clean, cell.column.describe()) == ("31.1", "FACT")
+    cell = find_cell("What top-50 accuracy does Dense in the Joint setting reach on WonderBase Questions?", paper)
+    assert cell is not None and (cell.number.clean, cell.column.describe()) == ("82.9", "Top-50 WBQ")
+    assert find_cell("What exact match does HEDGE reach?", paper) is None

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rag_core.figures import named
 from rag_core.figures.labels import agreement, concepts, content, words
 from rag_core.figures.numbers import Number
 from rag_core.figures.periods import DATE, Period, agree, parse_date, period_named
@@ -186,14 +187,22 @@ def _columns(ask: Ask, table: Table, row: Row, page: Page) -> list[tuple[CellMat
     percent = bool(re.search(r"percent|%|\brate\b|\bratio\b|\bshare of\b", ask.text, re.I))
     dated = [c.column.period.end for c in row.cells if c.column and c.column.period.end]
     latest = max(dated) if dated else None
+    spoken = named.said(ask.text)
+    names = {tuple(c.column.name.split()) for c in row.cells if c.column and c.column.name}
     for cell in row.cells:
         if cell.number is None or cell.column is None or cell.column.change or (cell.number.percent and not percent):
             continue
+        if cell.column.name:  # a column named by words: only the one the question names ("on TREC")
+            mine = cell.column.name.split()
+            if not named.column_said(spoken, mine, names - {tuple(mine)}) or not named.names(spoken, mine[-1]):
+                continue
         period = cell.column.period
         verdict = agree(ask.period, period)
         if verdict is False:
             continue
         score = base + (0.05 if cell.number.percent == percent else 0.0)
+        if cell.column.name:  # "top-50 ... on WBQ": "Top-50 WBQ" says more of it than another table's "WBQ"
+            score += 0.05 * sum(named.names(spoken, part) for part in cell.column.name.split())
         if ask.period.end is not None and verdict:
             score += 0.2
         elif ask.period.months is not None and period.months == ask.period.months:

@@ -313,25 +313,10 @@ def _names_another_column(claim: Claim, occ: Occurrence, found: list[Occurrence]
         if name
     } - {tuple(mine)}
     for text in (claim.clause, claim.asked):
-        verdict = _column_said(named.said(text), mine, others)
+        verdict = named.column_said(named.said(text), mine, others)
         if verdict is not None:
             return not verdict
     return False
-
-
-def _column_said(spoken: frozenset[str], mine: list[str], others: set[tuple[str, ...]]) -> bool | None:
-    """True when ``spoken`` names ``mine``'s parts wherever it names a part of the table's
-    columns, False when it names another column's part where ``mine``'s goes unnamed, None
-    when it names no part of any."""
-    said_any = False
-    for k in range(max(len(mine), *(len(o) for o in others)) if others else len(mine)):
-        part = mine[-1 - k] if k < len(mine) else ""
-        if part and named.names(spoken, part):
-            said_any = True
-            continue
-        if any(len(o) > k and o[-1 - k] != part and named.names(spoken, o[-1 - k]) for o in others):
-            return False
-    return True if said_any else None
 
 
 def _more_specific(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:

@@ -242,6 +242,10 @@ def _first_concept(text: str) -> str | None:
 _RATIO = re.compile(r"^\s*(?:%|percent(?:age)?)\s+of\b|^\s*as\s+a\s+(?:%|percent(?:age)?)\s+of\b", re.IGNORECASE)
 
 
+# a reference in a row's label: "(Ng et al., 2019)", "(Asai et al., 2020)", "(Smith, 2018a)"
+_CITATION = re.compile(r"\((?:[^()]*\bet\s+al\b[^()]*|[^()]*[A-Z][^()]*,\s*(?:19|20)\d{2}[a-z]?)\)")
+
+
 @dataclass(frozen=True)
 class Item:
     """What a table row or a sentence says a figure is: the row's label, the section heading
@@ -271,7 +275,8 @@ class Item:
         """Words that must be in a claim naming this item: the label's non-concept words, and
         its section heading's when that alone tells the row from its namesakes ("Net sales"
         under "North America", "International", "AWS")."""
-        terms = {t for t in content(self.label) if not t.startswith("§")} if not self.ratio else set()
+        label = _CITATION.sub(" ", self.label)  # "HEDGE (Ng et al., 2019)": the authors name no item
+        terms = {t for t in content(label) if not t.startswith("§")} if not self.ratio else set()
         section = content(self.section)
         if self.shared and section and not concepts(section):
             terms |= section

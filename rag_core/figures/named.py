@@ -117,3 +117,18 @@ def names(spoken: frozenset[str], column: str) -> bool:
     """Whether a clause whose names are ``spoken`` (``said``) names the column ``column``."""
     keys = [w.lower().replace("-", "") for w in column.split()]
     return bool(keys) and all(k in spoken for k in keys)
+
+
+def column_said(spoken: frozenset[str], mine: list[str], others: set[tuple[str, ...]]) -> bool | None:
+    """True when ``spoken`` names ``mine``'s parts wherever it names a part of the table's
+    columns, False when it names another column's part where ``mine``'s goes unnamed, None
+    when it names no part of any."""
+    said_any = False
+    for k in range(max(len(mine), *(len(o) for o in others)) if others else len(mine)):
+        part = mine[-1 - k] if k < len(mine) else ""
+        if part and names(spoken, part):
+            said_any = True
+            continue
+        if any(len(o) > k and o[-1 - k] != part and names(spoken, o[-1 - k]) for o in others):
+            return False
+    return True if said_any else None
