@@ -183,3 +183,16 @@ def test_rows_under_a_header_of_names_are_written_out_with_them():
     )
     assert "Solo HEDGE (Ng et al., 2019): KQ: 35.3; LoreQA: 47.0; WBQ: 38.4; FACT: 31.1; SPaRC: 19.2" in ev.lines
     assert "Okapi: KQ: 30.6; LoreQA: 50.4; WBQ: 27.9; FACT: 23.9; SPaRC: 37.1" in ev.lines
+
+
+def test_a_column_the_question_names_otherwise_is_written_its_way_too():
+    """ "CuratedFACT" in the question, "FACT" in the header: the row says both, so that a
+    small model reading it sees the figure the question asks for."""
+    from tests.test_figures_tables import BENCHMARKS
+
+    (ev,) = select_evidence(
+        "What does HEDGE score on CuratedFACT?", [(BENCHMARKS, "paper.pdf", 8, None)], 200, lambda t: len(t.split())
+    )
+    assert "Solo HEDGE (Ng et al., 2019): KQ: 35.3; LoreQA: 47.0; WBQ: 38.4; FACT (CuratedFACT): 31.1; SPaRC: 19.2" in (
+        ev.lines
+    )

@@ -109,7 +109,7 @@ def select_evidence(
             share = 0.0 if i in named else sum(w for t, w in weight.items() if t in have) / total
             scored.append(_Unit(p, i, line, share * decay, 0, grid))
     for unit in scored:
-        unit.written = unit.written or _written_out(scored, unit.passage, unit.position, unit.text)
+        unit.written = unit.written or _written_out(scored, unit.passage, unit.position, unit.text, question)
         unit.tokens = count_tokens(unit.written) + 1
     at = {(u.passage, u.position): u for u in scored}
     chosen: dict[int, set[int]] = {}
@@ -163,7 +163,7 @@ def _period_only(line: str) -> bool:
     )
 
 
-def _written_out(scored: list[_Unit], passage: int, position: int, line: str) -> str:
+def _written_out(scored: list[_Unit], passage: int, position: int, line: str, question: str = "") -> str:
     """A table row with its column headers written into it (``tables.label_row``)."""
     if is_header(line):
         return line
@@ -172,7 +172,7 @@ def _written_out(scored: list[_Unit], passage: int, position: int, line: str) ->
     if labels:
         return tables.label_row(line, labels, tables.units(headers))
     above = [u.text for u in scored if u.passage == passage and position - 16 <= u.position < position]
-    return tables.named_row(line, above) or line  # a header of names, not periods ("NQ TriviaQA WQ")
+    return tables.named_row(line, above, question) or line  # a header of names, not periods ("NQ TriviaQA WQ")
 
 
 def _headers(scored: list[_Unit], passage: int, position: int) -> list[_Unit]:

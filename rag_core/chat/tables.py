@@ -128,11 +128,12 @@ def _label_and_figures(row: str) -> tuple[str, list[str]] | None:
     return label, figures
 
 
-def named_row(row: str, above: list[str]) -> str | None:
+def named_row(row: str, above: list[str], question: str = "") -> str | None:
     """``row`` written out with its columns' names when its table's header is a line of names
     (a paper's "Training Model NQ TriviaQA WQ TREC SQuAD": "REALMNews (Guu et al., 2020): NQ:
     40.4; TriviaQA: -; ..."; ``figures.named``), found above the rows and the lone group lines
-    ("Single") between it and ``row`` (``above``: nearest last); None when it has no such header."""
+    ("Single") between it and ``row`` (``above``: nearest last); None when it has no such header.
+    A column the ``question`` names otherwise is written its way too ("TREC (CuratedTREC)")."""
     split = row_cells(row)
     if split is None:
         return None
@@ -142,7 +143,11 @@ def named_row(row: str, above: list[str]) -> str | None:
     found = named.columns(above[max(0, k - 2) : k], len(split[1])) if k else None
     if found is None:
         return None
-    return f"{split[0]}: " + "; ".join(f"{name}: {cell}" for name, cell in zip(found[0], split[1], strict=True))
+    names = []
+    for name in found[0]:
+        other = named.asked_as(question, name)  # "TREC (CuratedTREC)": as the question says it
+        names.append(f"{name} ({other})" if other else name)
+    return f"{split[0]}: " + "; ".join(f"{name}: {cell}" for name, cell in zip(names, split[1], strict=True))
 
 
 def grid_row(row: str, above: list[str]) -> tuple[str, int] | None:

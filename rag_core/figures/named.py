@@ -132,3 +132,25 @@ def column_said(spoken: frozenset[str], mine: list[str], others: set[tuple[str, 
         if any(len(o) > k and o[-1 - k] != part and names(spoken, o[-1 - k]) for o in others):
             return False
     return True if said_any else None
+
+
+def asked_as(question: str, column: str) -> str:
+    """How ``question`` writes the column ``column`` when it names it otherwise ("CuratedTREC"
+    for "TREC", "WebQuestions" for "WQ"), else "": the row is then written in the question's
+    words too, for a small model that would not see they are the same."""
+    words = re.findall(r"[A-Za-z0-9][\w+\-]*", question or "")
+    spans = [[w] for w in words] + [
+        words[i:j]
+        for i in range(len(words))
+        for j in range(i + 2, min(i + 4, len(words)) + 1)
+        if all(w[:1].isupper() for w in words[i:j])
+    ]
+    keys = [w.lower().replace("-", "") for w in column.split()]
+    for span in spans:
+        text = " ".join(span)
+        if text.lower().replace("-", "") in keys or text.lower().replace("-", "") == "".join(keys):
+            return ""  # written as the column is
+        said_here = _said(text)
+        if keys[-1] in said_here and keys[-1] not in {w.lower() for w in span}:
+            return text
+    return ""
