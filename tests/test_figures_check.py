@@ -639,3 +639,18 @@ def test_the_cell_a_question_asks_of_a_table_of_named_columns_is_the_named_ones_
     cell = find_cell("What top-50 accuracy does Dense in the Joint setting reach on WonderBase Questions?", paper)
     assert cell is not None and (cell.number.clean, cell.column.describe()) == ("82.9", "Top-50 WBQ")
     assert find_cell("What exact match does HEDGE reach?", paper) is None
+
+
+def test_a_comparison_keeps_each_figure_to_the_row_its_own_words_name():
+    """ "How much better is Dense than Okapi?": the question names both rows, and the answer's
+    words before each figure say whose it is. Right, each is its row's; swapped, neither is."""
+    from tests.test_figures_tables import BENCHMARKS, RETRIEVAL
+
+    papers = [Passage(1, RETRIEVAL, "paper.pdf", 5), Passage(2, BENCHMARKS, "paper.pdf", 8)]
+    ask = "How much better is Dense than Okapi in top-5 accuracy on KQ?"
+
+    def status(answer: str) -> list[str]:
+        return [f.status for f in check_answer(answer, ask, papers).figures]
+
+    assert status("Dense reaches 78.4% against Okapi's 59.1% [1].") == ["found", "found"]
+    assert status("Dense reaches 59.1% against Okapi's 78.4% [1].") == ["mismatch", "mismatch"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 
 from rag_core.figures import named
@@ -224,9 +224,11 @@ def check_answer(
             if label == "neutral" and occ.item is not None:
                 if names_a_row is None:
                     names_a_row = _names_a_row(claim, evidence.found)
-                label = "conflict" if names_a_row else label
+                label = "conflict" if names_a_row and not _names_its_label(claim, occ) else label
             elif label == "agree" and occ.item is not None and _more_specific(claim, occ, evidence.found):
                 label = "conflict"
+            elif label == "agree" and occ.item is not None and _says_another_row(claim, occ, evidence.found):
+                label = "conflict"  # "Dense reaches 59.1% against Okapi's …" where 59.1 is Okapi's row
             if label != "agree" and _unit_read_in(n, occ) and occ.number.significant < 3:
                 continue  # "$17 million" read into a bare "17" of another row or of prose (a page number): no evidence
             if label == "conflict" or period is False or entity is False:
@@ -271,6 +273,30 @@ def _names_a_row(claim: Claim, found: list[Occurrence]) -> bool:
     "Services"): then a row it does not name is another item, not a neutral one."""
     items = {occ.item for occ in found if occ.item is not None}
     return any(item.qualifiers() and agreement(claim.terms, item) == "agree" for item in items)
+
+
+def _names_its_label(claim: Claim, occ: Occurrence) -> bool:
+    """Whether the claim names ``occ``'s row by its label, only its section unsaid ("DPR
+    reaches 78.4" of the row "DPR" under "Single", in a claim that names BM25's row too)."""
+    assert occ.item is not None
+    own = replace(occ.item, shared=False).qualifiers()
+    said = content(claim.clause.partition(claim.number.text)[0])  # its own words before it, not the question's
+    return bool(own) and own <= said
+
+
+def _says_another_row(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
+    """Whether the words just before the figure name another row of ``occ``'s table by its
+    label and not ``occ``'s own: the row a comparison's question names too ("than Okapi") is
+    what the claim's own words say it is not."""
+    assert occ.item is not None and occ.row is not None
+    said = content(claim.clause.partition(claim.number.text)[0])
+    if not said or replace(occ.item, shared=False).qualifiers() <= said:
+        return False
+    return any(
+        (own := replace(o.item, shared=False).qualifiers()) and own <= said
+        for o in found
+        if o.item is not None and o.row is not None and o.passage is occ.passage and o.row.table == occ.row.table
+    )
 
 
 def _names_another_section(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:

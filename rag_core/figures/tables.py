@@ -218,17 +218,26 @@ def _regroup(table: Table) -> None:
     ("Single ORQA ...", "BM25 ...", "Multi DPR ...", "BM25+DPR ..."): a row whose label is a
     word and then another row's label ("Multi" + "DPR"), or a word that heads rows on a line of
     its own elsewhere in the table ("Single"), or a word before a label that another word is
-    before too ("Single DPR", "Multi DPR") starts a group; the rows after it that were under
-    the same heading as it are in that group, not under the heading above it."""
+    before too ("Single DPR", "Multi DPR") starts a group, and so does the table's first row
+    then ("None BM25"); the rows after it that were under the same heading as it are in that
+    group, not under the heading above it."""
     labels = {_key(row.item.label) for row in table.rows}
     heads = {row.item.section for row in table.rows if row.item.section}  # "Single" on a line of its own
     # "Single DPR" and "Multi DPR": one label under two groups
     firsts = Counter(_key(row.item.label.partition(" ")[2]) for row in table.rows if " " in row.item.label)
-    group, under = "", None
-    for row in table.rows:
-        first, _, rest = row.item.label.partition(" ")
+
+    def starts(label: str) -> bool:
+        first, _, rest = label.partition(" ")
         grouped = _key(rest) in labels or first in heads or firsts[_key(rest)] > 1
-        if re.match(r"\w", rest) and grouped and first[:1].isupper() and not re.search(r"\d", first):
+        return bool(re.match(r"\w", rest)) and grouped and first[:1].isupper() and not re.search(r"\d", first)
+
+    # with a group column, the table's first row starts a group too ("None BM25" over "Single DPR")
+    opens = any(starts(row.item.label) for row in table.rows)
+    group, under = "", None
+    for i, row in enumerate(table.rows):
+        first, _, rest = row.item.label.partition(" ")
+        top = i == 0 and opens and bool(re.match(r"\w", rest)) and first[:1].isupper() and not re.search(r"\d", first)
+        if top or starts(row.item.label):
             group, under = first, row.item.section
             row.item = replace(row.item, label=rest, section=first)
         elif group and row.item.section == under:
