@@ -654,3 +654,21 @@ def test_a_comparison_keeps_each_figure_to_the_row_its_own_words_name():
 
     assert status("Dense reaches 78.4% against Okapi's 59.1% [1].") == ["found", "found"]
     assert status("Dense reaches 59.1% against Okapi's 78.4% [1].") == ["mismatch", "mismatch"]
+
+
+def test_a_column_only_another_table_has_is_not_this_tables_unless_its_caption_says_so():
+    """A table of top-k accuracies on LoreQA alone (its caption says so) beside one with a
+    column per dataset: "top-5 accuracy on KQ" is no cell of the first, "on LoreQA" is."""
+    from tests.test_figures_tables import RETRIEVAL, TRAINING
+
+    papers = [Passage(1, RETRIEVAL, "paper.pdf", 5), Passage(2, TRAINING, "paper.pdf", 6)]
+
+    def status(answer: str, question: str) -> list[str]:
+        return [f.status for f in check_answer(answer, question, papers).figures]
+
+    assert status("Gold reaches 55.8% top-5 accuracy on KQ [2].", "What top-5 accuracy does Gold reach on KQ?") == [
+        "mismatch"
+    ]
+    assert status("Gold reaches 55.8% top-5 accuracy on LoreQA [2].", "What top-5 accuracy does Gold reach?") == [
+        "found"
+    ]

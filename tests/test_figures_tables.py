@@ -397,3 +397,24 @@ def test_words_that_may_pair_into_one_column_name_no_column():
     assert all(c.column is None for t in counts for r in t.rows for c in r.cells)
     (table,) = parse_tables("Revenue 100 200\nPartners saw disruptions during the COVID-19\nMethod Top-20 Top-100\n")
     assert [r.item.label for r in table.rows] == ["Revenue"]
+
+
+# A table whose row labels have headers of their own ("#N", "IB"), its caption under it
+TRAINING = (
+    "Type #N IB Top-5 Top-20 Top-100\n"
+    "Random 7 ✗ 47.0 64.3 77.8\n"
+    "Okapi 7 ✗ 50.0 63.3 74.8\n"
+    "Gold 127 ✓ 55.8 73.0 83.1\n"
+    "Table 3: Comparison of training schemes, measured as top-k retrieval accuracy on\n"
+    "LoreQA (development set). #N: number of negative examples.\n"
+    "Our experiments on LoreQA show that the gold passages help.\n"
+)
+
+
+def test_a_tables_caption_is_read_with_it_and_its_label_columns_may_be_any_words():
+    (table,) = parse_tables(TRAINING)
+    assert [c.describe() for c in table.columns] == ["Top-5", "Top-20", "Top-100"]
+    assert table.caption == (
+        "Table 3: Comparison of training schemes, measured as top-k retrieval accuracy on LoreQA (development set)."
+    )
+    assert table.title == "Table 3" and [r.item.label for r in table.rows] == ["Random 7 ✗", "Okapi 7 ✗", "Gold 127 ✓"]

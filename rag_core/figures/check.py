@@ -30,6 +30,7 @@ from rag_core.figures.labels import agreement, concepts, content
 from rag_core.figures.numbers import Number
 from rag_core.figures.periods import agree, report_in_name
 from rag_core.figures.sources import Occurrence, Passage, counted, entity_keys, read_passages
+from rag_core.figures.tables import parse_tables
 
 SUPPORTED = ("found", "normalised", "computed")
 _CITE = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
@@ -321,28 +322,44 @@ def _column_name(occ: Occurrence) -> str:
 
 
 def _names_another_column(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
-    """Whether the claim names another column of ``occ``'s table than ``occ``'s (columns named
-    by words: "TREC" among "NQ", "TriviaQA", "WQ"; "Top-20 WQ" among "Top-100 WQ", "Top-20
-    TREC"): by its clause, or, when the clause names nothing of the table's columns, by the
-    question it answers. A column's name is read part by part from its end (the dataset,
-    then the group above it): naming another column's part where ``occ``'s own goes unnamed
-    is naming another column."""
+    """Whether the claim names another column than ``occ``'s (columns named by words: "TREC"
+    among "NQ", "TriviaQA", "WQ"; "Top-20 WQ" among "Top-100 WQ", "Top-20 TREC"): by its
+    clause, or, when the clause names nothing of the tables' columns, by the question it
+    answers. A column's name is read part by part from its end (the dataset, then the group
+    above it): naming another column's part where ``occ``'s own goes unnamed is naming
+    another column. Naming a column another table of the sources has, which ``occ``'s table
+    has not and its caption does not name ("SQuAD" of a table on Natural Questions alone),
+    is naming another column too."""
     mine = _column_name(occ).split()
     if not mine:
         return False
     assert occ.row is not None
-    others = {
-        tuple(name.split())
-        for o in found
-        if o.passage is occ.passage and o.row is not None and o.row.table == occ.row.table
-        for name in [_column_name(o)]
-        if name
-    } - {tuple(mine)}
+    key = (id(occ.passage), occ.row.table)
+    columns: dict[tuple[int, int], set[tuple[str, ...]]] = {}
+    for o in found:
+        name = _column_name(o)
+        if name and o.row is not None:
+            columns.setdefault((id(o.passage), o.row.table), set()).add(tuple(name.split()))
+    others = columns.get(key, set()) - {tuple(mine)}
+    own_parts = {part for name in columns.get(key, set()) for part in name}
+    elsewhere = {part for k, names in columns.items() if k != key for name in names for part in name} - own_parts
+    caption = named.said(_caption_of(occ))
     for text in (claim.clause, claim.asked):
-        verdict = named.column_said(named.said(text), mine, others)
+        spoken = named.said(text)
+        if any(named.names(spoken, part) and not named.names(caption, part) for part in elsewhere):
+            return True
+        verdict = named.column_said(spoken, mine, others)
         if verdict is not None:
             return not verdict
     return False
+
+
+def _caption_of(occ: Occurrence) -> str:
+    """The caption of the table ``occ``'s row is in ("Table 3: … on Natural Questions …")."""
+    if occ.row is None:
+        return ""
+    tables = parse_tables(occ.passage.text)
+    return tables[occ.row.table].caption if 0 <= occ.row.table < len(tables) else ""
 
 
 def _more_specific(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:

@@ -32,16 +32,21 @@ _MAX_LABEL_HEADERS = 4  # "Training Model": the row labels' own column names bef
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")  # "CuratedTREC": Curated, TREC
 
 
-def _names(line: str) -> list[str] | None:
+def _names(line: str, n: int = 0) -> list[str] | None:
     """The line's words when every one can name a column (capitalised or an acronym, a letter
-    in each, no figure), else None."""
+    in each, no figure), else None; with ``n``, only the last ``n`` must (the words before
+    them head the row labels: "Type #N IB Top-5 Top-20 Top-100")."""
     s = line.strip()
     if not s or s[-1] in ".,;:" or len(s) > 160:
         return None
     tokens = s.split()
-    if len(tokens) > 16 or not all(_NAME.fullmatch(t) and re.search(r"[A-Za-z]", t) for t in tokens):
+    if len(tokens) > 16 or any(_FIGURE.fullmatch(t) for t in tokens):
         return None
-    if any(_FIGURE.fullmatch(t) for t in tokens):
+    named = tokens[len(tokens) - n :] if n else tokens
+    heads = tokens[: len(tokens) - n] if n else []
+    if not all(_NAME.fullmatch(t) and re.search(r"[A-Za-z]", t) for t in named):
+        return None
+    if not all(re.search(r"[A-Za-z]", t) and t[:1] not in "([" for t in heads):
         return None
     return tokens
 
@@ -62,7 +67,7 @@ def columns(above: list[str], n: int) -> tuple[list[str], int] | None:
     just above is no header of names for ``n`` figures."""
     if n < 2 or not above:
         return None
-    tokens = _names(above[-1])
+    tokens = _names(above[-1], n)
     if tokens is None or not n <= len(tokens) <= n + _MAX_LABEL_HEADERS:
         return None
     names, labels = tokens[len(tokens) - n :], len(tokens) - n
@@ -70,11 +75,10 @@ def columns(above: list[str], n: int) -> tuple[list[str], int] | None:
         return None  # "Operating Leases Finance Leases Total": words, some of two, not one name a column
     g = _groups(names)
     if g > 1:
-        over = _names(above[-2]) if len(above) >= 2 else None
+        over = _names(above[-2], g) if len(above) >= 2 else None
         if over is not None and len(over) >= g:
-            per = (
-                n // g
-            )  # the line above: the row labels' headers, then the groups ("Training Retriever Top-20 Top-100")
+            # the line above: the row labels' headers, then the groups ("Training Retriever Top-20 Top-100")
+            per = n // g
             return [f"{over[len(over) - g + i // per]} {name}" for i, name in enumerate(names)], len(over) - g
     if labels == 0:
         return None  # "Dataset Train Dev Test" over four figures: which name spans two is not said

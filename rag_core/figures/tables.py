@@ -85,6 +85,7 @@ class Table:
     rows: list[Row] = field(default_factory=list)
     share_scale: float = 0.0  # counts of shares ("... number of shares which are reflected in thousands")
     label_headers: int = 0  # named columns: how many names head the row labels ("Training Model": 2)
+    caption: str = ""  # "Table 3: … on Natural Questions (development set)", right under or above it
 
     def __post_init__(self) -> None:
         self.share_scale = self.share_scale or self.scale
@@ -206,6 +207,12 @@ def _parse(text: str) -> tuple[Table, ...]:
     for table in tables:
         if table.label_headers >= 2:
             _regroup(table)
+        if table.rows and any(c.name for c in table.columns):
+            table.caption = _caption(text, table.rows[0].start, table.rows[-1].end)
+            if table.caption:  # its title is "Table 3", not the prose line above its header
+                table.title = table.caption.split(":")[0].split(".")[0].strip()
+                for row in table.rows:
+                    row.item = replace(row.item, title=table.title)
         seen = Counter(_key(row.item.label) for row in table.rows)
         for row in table.rows:
             if seen[_key(row.item.label)] > 1 and row.item.section:
@@ -229,14 +236,20 @@ def _regroup(table: Table) -> None:
     def starts(label: str) -> bool:
         first, _, rest = label.partition(" ")
         grouped = _key(rest) in labels or first in heads or firsts[_key(rest)] > 1
-        return bool(re.match(r"\w", rest)) and grouped and first[:1].isupper() and not re.search(r"\d", first)
+        return bool(re.match(r"[^\W\d_]", rest)) and grouped and first[:1].isupper() and not re.search(r"\d", first)
 
     # with a group column, the table's first row starts a group too ("None BM25" over "Single DPR")
     opens = any(starts(row.item.label) for row in table.rows)
     group, under = "", None
     for i, row in enumerate(table.rows):
         first, _, rest = row.item.label.partition(" ")
-        top = i == 0 and opens and bool(re.match(r"\w", rest)) and first[:1].isupper() and not re.search(r"\d", first)
+        top = (
+            i == 0
+            and opens
+            and bool(re.match(r"[^\W\d_]", rest))
+            and first[:1].isupper()
+            and not re.search(r"\d", first)
+        )
         if top or starts(row.item.label):
             group, under = first, row.item.section
             row.item = replace(row.item, label=rest, section=first)
@@ -244,6 +257,23 @@ def _regroup(table: Table) -> None:
             row.item = replace(row.item, section=group)
         else:
             group, under = "", None
+
+
+_CAPTION = re.compile(r"(?:^|\n)[ \t]*((?:Table|TABLE|Tab\.)\s+[\dIVX]+[a-z]?\s*[:.][^\n]*(?:\n[^\n]*){0,2})")
+
+
+def _caption(text: str, start: int, end: int) -> str:
+    """A paper's caption of the table whose rows span ``start``-``end``: the first sentence
+    of a "Table N:" paragraph starting on the line after its last row, else within the few
+    lines above its first row."""
+    after = _CAPTION.match(text, end)
+    above = [m for m in _CAPTION.finditer(text, max(0, start - 400), start)]
+    found = after or (above[-1] if above else None)
+    if found is None:
+        return ""
+    words = " ".join(found.group(1).split())
+    stop = re.search(r"(?<=[a-z)])\.\s", words[8:])
+    return words[: 8 + stop.start() + 1] if stop else words[:300]
 
 
 def _key(label: str) -> str:
