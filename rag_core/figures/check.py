@@ -20,17 +20,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
-from rag_core.figures import named
+from rag_core.figures import naming
 from rag_core.figures.claims import SHARE_OF, Claim, read_claims
 from rag_core.figures.compute import Operand, recompute
 from rag_core.figures.labels import agreement, concepts, content
 from rag_core.figures.numbers import Number
 from rag_core.figures.periods import agree, report_in_name
 from rag_core.figures.sources import Occurrence, Passage, counted, entity_keys, read_passages
-from rag_core.figures.tables import parse_tables
 
 SUPPORTED = ("found", "normalised", "computed")
 _CITE = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
@@ -218,17 +217,17 @@ def check_answer(
                 label = "conflict"  # "96 league appearances" where the source has "96 goals"
             if label == "neutral" and occ.item is None and _says_nothing_of(claim, occ):
                 label = "conflict"  # "Google's revenue was $5.00" where the page has "Copyright 2009 ACM … $5.00"
-            if label != "conflict" and _names_another_column(claim, occ, evidence.found):
+            if label != "conflict" and naming.names_another_column(claim, occ, evidence.found):
                 label = "conflict"  # "40.4 on TREC" where 40.4 is the NQ column's cell of the row
-            if label == "neutral" and occ.item is not None and _names_another_section(claim, occ, evidence.found):
+            if label == "neutral" and occ.item is not None and naming.names_another_section(claim, occ, evidence.found):
                 label = "conflict"  # "Bananas cost 1.99" where 1.99 is the Price of Juicy Apples
             if label == "neutral" and occ.item is not None:
                 if names_a_row is None:
-                    names_a_row = _names_a_row(claim, evidence.found)
-                label = "conflict" if names_a_row and not _names_its_label(claim, occ) else label
-            elif label == "agree" and occ.item is not None and _more_specific(claim, occ, evidence.found):
+                    names_a_row = naming.names_a_row(claim, evidence.found)
+                label = "conflict" if names_a_row and not naming.names_its_label(claim, occ) else label
+            elif label == "agree" and occ.item is not None and naming.more_specific(claim, occ, evidence.found):
                 label = "conflict"
-            elif label == "agree" and occ.item is not None and _says_another_row(claim, occ, evidence.found):
+            elif label == "agree" and occ.item is not None and naming.says_another_row(claim, occ, evidence.found):
                 label = "conflict"  # "Dense reaches 59.1% against Okapi's …" where 59.1 is Okapi's row
             if label != "agree" and _unit_read_in(n, occ) and occ.number.significant < 3:
                 continue  # "$17 million" read into a bare "17" of another row or of prose (a page number): no evidence
@@ -267,115 +266,6 @@ def check_answer(
                 # another company's row: say whose (a sentence is quoted as it is)
                 fig.source = f"[{first.passage.number}] {first.passage.entity}’s {fig.source.split('] ', 1)[-1]}"
     return report
-
-
-def _names_a_row(claim: Claim, found: list[Occurrence]) -> bool:
-    """Whether the claim's words name a row the sources hold ("Services" among "Products",
-    "Services"): then a row it does not name is another item, not a neutral one."""
-    items = {occ.item for occ in found if occ.item is not None}
-    return any(item.qualifiers() and agreement(claim.terms, item) == "agree" for item in items)
-
-
-def _names_its_label(claim: Claim, occ: Occurrence) -> bool:
-    """Whether the claim names ``occ``'s row by its label, only its section unsaid ("DPR
-    reaches 78.4" of the row "DPR" under "Single", in a claim that names BM25's row too)."""
-    assert occ.item is not None
-    own = replace(occ.item, shared=False).qualifiers()
-    said = content(claim.clause.partition(claim.number.text)[0])  # its own words before it, not the question's
-    return bool(own) and own <= said
-
-
-def _says_another_row(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
-    """Whether the words just before the figure name another row of ``occ``'s table by its
-    label and not ``occ``'s own: the row a comparison's question names too ("than Okapi") is
-    what the claim's own words say it is not."""
-    assert occ.item is not None and occ.row is not None
-    said = content(claim.clause.partition(claim.number.text)[0])
-    if not said or replace(occ.item, shared=False).qualifiers() <= said:
-        return False
-    return any(
-        (own := replace(o.item, shared=False).qualifiers()) and own <= said
-        for o in found
-        if o.item is not None and o.row is not None and o.passage is occ.passage and o.row.table == occ.row.table
-    )
-
-
-def _names_another_section(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
-    """Whether the claim names another row of the same label than ``occ``'s: the label stands
-    under several sections (a grid's column under each row: "Price" of "Juicy Apples", of
-    "Bananas"), and the claim's words name another of them, not this one."""
-    assert occ.item is not None
-    mine = content(occ.item.section)
-    if not occ.item.shared or not mine or mine <= claim.terms:
-        return False
-    label = occ.item.label
-    others = {o.item.section for o in found if o.item is not None and o.item.shared and o.item.label == label}
-    return any(content(other) and content(other) <= claim.terms for other in others - {occ.item.section})
-
-
-def _column_name(occ: Occurrence) -> str:
-    """The name of the column a table cell is in, when words name it ("TREC"), else ""."""
-    if occ.row is None or not 0 <= occ.cell < len(occ.row.cells):
-        return ""
-    column = occ.row.cells[occ.cell].column
-    return column.name if column is not None else ""
-
-
-def _names_another_column(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
-    """Whether the claim names another column than ``occ``'s (columns named by words: "TREC"
-    among "NQ", "TriviaQA", "WQ"; "Top-20 WQ" among "Top-100 WQ", "Top-20 TREC"): by its
-    clause, or, when the clause names nothing of the tables' columns, by the question it
-    answers. A column's name is read part by part from its end (the dataset, then the group
-    above it): naming another column's part where ``occ``'s own goes unnamed is naming
-    another column. Naming a column another table of the sources has, which ``occ``'s table
-    has not and its caption does not name ("SQuAD" of a table on Natural Questions alone),
-    is naming another column too."""
-    mine = _column_name(occ).split()
-    if not mine:
-        return False
-    assert occ.row is not None
-    key = (id(occ.passage), occ.row.table)
-    columns: dict[tuple[int, int], set[tuple[str, ...]]] = {}
-    for o in found:
-        name = _column_name(o)
-        if name and o.row is not None:
-            columns.setdefault((id(o.passage), o.row.table), set()).add(tuple(name.split()))
-    others = columns.get(key, set()) - {tuple(mine)}
-    own_parts = {part for name in columns.get(key, set()) for part in name}
-    elsewhere = {part for k, names in columns.items() if k != key for name in names for part in name} - own_parts
-    caption = named.said(_caption_of(occ))
-    for text in (claim.clause, claim.asked):
-        spoken = named.said(text)
-        if any(named.names(spoken, part) and not named.names(caption, part) for part in elsewhere):
-            return True
-        verdict = named.column_said(spoken, mine, others)
-        if verdict is not None:
-            return not verdict
-    return False
-
-
-def _caption_of(occ: Occurrence) -> str:
-    """The caption of the table ``occ``'s row is in ("Table 3: … on Natural Questions …")."""
-    if occ.row is None:
-        return ""
-    tables = parse_tables(occ.passage.text)
-    return tables[occ.row.table].caption if 0 <= occ.row.table < len(tables) else ""
-
-
-def _more_specific(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
-    """Whether the claim names a row of the sources that says more than ``occ``'s row
-    ("Total liabilities and shareholders' equity" over "Total shareholders' equity", "iPhone"
-    over "Total net sales"; a total stays what a claim naming two of its parts means)."""
-    assert occ.item is not None
-    mine = occ.item.qualifiers()
-    named = [
-        other
-        for other in {o.item for o in found if o.item is not None}
-        if mine < other.qualifiers() <= claim.terms and other.concept in (None, occ.item.concept)
-    ]
-    if not mine:  # a total: the claim may name its parts ("net sales of Products and Services")
-        return len({frozenset(o.qualifiers()) for o in named}) == 1
-    return bool(named)
 
 
 def _source(occ: Occurrence) -> str:

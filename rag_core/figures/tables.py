@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from rag_core.figures import grids, named
+from rag_core.figures import grids, named, papers
 from rag_core.figures.headers import UNIT, UNIT_SCALE, Column, columns_of, is_header_line, unit_of
 from rag_core.figures.labels import Item
 from rag_core.figures.numbers import Number, read_numbers
@@ -206,9 +206,9 @@ def _parse(text: str) -> tuple[Table, ...]:
     tables = _read(text)
     for table in tables:
         if table.label_headers >= 2:
-            _regroup(table)
+            papers.regroup(table)
         if table.rows and any(c.name for c in table.columns):
-            table.caption = _caption(text, table.rows[0].start, table.rows[-1].end)
+            table.caption = papers.caption(text, table.rows[0].start, table.rows[-1].end)
             if table.caption:  # its title is "Table 3", not the prose line above its header
                 table.title = table.caption.split(":")[0].split(".")[0].strip()
                 for row in table.rows:
@@ -220,64 +220,8 @@ def _parse(text: str) -> tuple[Table, ...]:
     return tuple(tables)
 
 
-def _regroup(table: Table) -> None:
-    """Rows under two label columns, the first a group written on its group's first row only
-    ("Single ORQA ...", "BM25 ...", "Multi DPR ...", "BM25+DPR ..."): a row whose label is a
-    word and then another row's label ("Multi" + "DPR"), or a word that heads rows on a line of
-    its own elsewhere in the table ("Single"), or a word before a label that another word is
-    before too ("Single DPR", "Multi DPR") starts a group, and so does the table's first row
-    then ("None BM25"); the rows after it that were under the same heading as it are in that
-    group, not under the heading above it."""
-    labels = {_key(row.item.label) for row in table.rows}
-    heads = {row.item.section for row in table.rows if row.item.section}  # "Single" on a line of its own
-    # "Single DPR" and "Multi DPR": one label under two groups
-    firsts = Counter(_key(row.item.label.partition(" ")[2]) for row in table.rows if " " in row.item.label)
-
-    def starts(label: str) -> bool:
-        first, _, rest = label.partition(" ")
-        grouped = _key(rest) in labels or first in heads or firsts[_key(rest)] > 1
-        return bool(re.match(r"[^\W\d_]", rest)) and grouped and first[:1].isupper() and not re.search(r"\d", first)
-
-    # with a group column, the table's first row starts a group too ("None BM25" over "Single DPR")
-    opens = any(starts(row.item.label) for row in table.rows)
-    group, under = "", None
-    for i, row in enumerate(table.rows):
-        first, _, rest = row.item.label.partition(" ")
-        top = (
-            i == 0
-            and opens
-            and bool(re.match(r"[^\W\d_]", rest))
-            and first[:1].isupper()
-            and not re.search(r"\d", first)
-        )
-        if top or starts(row.item.label):
-            group, under = first, row.item.section
-            row.item = replace(row.item, label=rest, section=first)
-        elif group and row.item.section == under:
-            row.item = replace(row.item, section=group)
-        else:
-            group, under = "", None
-
-
-_CAPTION = re.compile(r"(?:^|\n)[ \t]*((?:Table|TABLE|Tab\.)\s+[\dIVX]+[a-z]?\s*[:.][^\n]*(?:\n[^\n]*){0,2})")
-
-
-def _caption(text: str, start: int, end: int) -> str:
-    """A paper's caption of the table whose rows span ``start``-``end``: the first sentence
-    of a "Table N:" paragraph starting on the line after its last row, else within the few
-    lines above its first row."""
-    after = _CAPTION.match(text, end)
-    above = [m for m in _CAPTION.finditer(text, max(0, start - 400), start)]
-    found = after or (above[-1] if above else None)
-    if found is None:
-        return ""
-    words = " ".join(found.group(1).split())
-    stop = re.search(r"(?<=[a-z)])\.\s", words[8:])
-    return words[: 8 + stop.start() + 1] if stop else words[:300]
-
-
 def _key(label: str) -> str:
-    return re.sub(r"\W+", " ", label.lower()).strip()
+    return papers.key(label)
 
 
 def _read(text: str) -> list[Table]:

@@ -1,0 +1,129 @@
+"""Which row and which column of the sources a claim's words name: the checks ``check``
+runs on a figure found by its value, to tell the cell the claim means from its neighbours.
+
+A row: the claim's words agree with its label (``labels.agreement``), or name another row
+of the same label under another section ("Price" of "Bananas", not of "Juicy Apples"), a
+row that says more ("iPhone" over "Total net sales"), or, in a comparison, the other row
+the question names ("Dense reaches 59.1% against Okapi's"). A column named by words
+(``named``): the claim's clause, else its question, names this column's parts or another's;
+or a column only another table has, which this table's caption does not name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rag_core.figures import named
+from rag_core.figures.claims import Claim
+from rag_core.figures.labels import agreement, content
+from rag_core.figures.sources import Occurrence
+from rag_core.figures.tables import parse_tables
+
+
+def names_a_row(claim: Claim, found: list[Occurrence]) -> bool:
+    """Whether the claim's words name a row the sources hold ("Services" among "Products",
+    "Services"): then a row it does not name is another item, not a neutral one."""
+    items = {occ.item for occ in found if occ.item is not None}
+    return any(item.qualifiers() and agreement(claim.terms, item) == "agree" for item in items)
+
+
+def names_its_label(claim: Claim, occ: Occurrence) -> bool:
+    """Whether the claim names ``occ``'s row by its label, only its section unsaid ("DPR
+    reaches 78.4" of the row "DPR" under "Single", in a claim that names BM25's row too)."""
+    assert occ.item is not None
+    own = replace(occ.item, shared=False).qualifiers()
+    said = content(claim.clause.partition(claim.number.text)[0])  # its own words before it, not the question's
+    return bool(own) and own <= said
+
+
+def says_another_row(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
+    """Whether the words just before the figure name another row of ``occ``'s table by its
+    label and not ``occ``'s own: the row a comparison's question names too ("than Okapi") is
+    what the claim's own words say it is not."""
+    assert occ.item is not None and occ.row is not None
+    said = content(claim.clause.partition(claim.number.text)[0])
+    if not said or replace(occ.item, shared=False).qualifiers() <= said:
+        return False
+    return any(
+        (own := replace(o.item, shared=False).qualifiers()) and own <= said
+        for o in found
+        if o.item is not None and o.row is not None and o.passage is occ.passage and o.row.table == occ.row.table
+    )
+
+
+def names_another_section(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
+    """Whether the claim names another row of the same label than ``occ``'s: the label stands
+    under several sections (a grid's column under each row: "Price" of "Juicy Apples", of
+    "Bananas"), and the claim's words name another of them, not this one."""
+    assert occ.item is not None
+    mine = content(occ.item.section)
+    if not occ.item.shared or not mine or mine <= claim.terms:
+        return False
+    label = occ.item.label
+    others = {o.item.section for o in found if o.item is not None and o.item.shared and o.item.label == label}
+    return any(content(other) and content(other) <= claim.terms for other in others - {occ.item.section})
+
+
+def column_name(occ: Occurrence) -> str:
+    """The name of the column a table cell is in, when words name it ("TREC"), else ""."""
+    if occ.row is None or not 0 <= occ.cell < len(occ.row.cells):
+        return ""
+    column = occ.row.cells[occ.cell].column
+    return column.name if column is not None else ""
+
+
+def names_another_column(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
+    """Whether the claim names another column than ``occ``'s (columns named by words: "TREC"
+    among "NQ", "TriviaQA", "WQ"; "Top-20 WQ" among "Top-100 WQ", "Top-20 TREC"): by its
+    clause, or, when the clause names nothing of the tables' columns, by the question it
+    answers. A column's name is read part by part from its end (the dataset, then the group
+    above it): naming another column's part where ``occ``'s own goes unnamed is naming
+    another column. Naming a column another table of the sources has, which ``occ``'s table
+    has not and its caption does not name ("SQuAD" of a table on Natural Questions alone),
+    is naming another column too."""
+    mine = column_name(occ).split()
+    if not mine:
+        return False
+    assert occ.row is not None
+    key = (id(occ.passage), occ.row.table)
+    columns: dict[tuple[int, int], set[tuple[str, ...]]] = {}
+    for o in found:
+        name = column_name(o)
+        if name and o.row is not None:
+            columns.setdefault((id(o.passage), o.row.table), set()).add(tuple(name.split()))
+    others = columns.get(key, set()) - {tuple(mine)}
+    own_parts = {part for name in columns.get(key, set()) for part in name}
+    elsewhere = {part for k, names in columns.items() if k != key for name in names for part in name} - own_parts
+    caption = named.said(caption_of(occ))
+    for text in (claim.clause, claim.asked):
+        spoken = named.said(text)
+        if any(named.names(spoken, part) and not named.names(caption, part) for part in elsewhere):
+            return True
+        verdict = named.column_said(spoken, mine, others)
+        if verdict is not None:
+            return not verdict
+    return False
+
+
+def caption_of(occ: Occurrence) -> str:
+    """The caption of the table ``occ``'s row is in ("Table 3: … on Natural Questions …")."""
+    if occ.row is None:
+        return ""
+    tables = parse_tables(occ.passage.text)
+    return tables[occ.row.table].caption if 0 <= occ.row.table < len(tables) else ""
+
+
+def more_specific(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
+    """Whether the claim names a row of the sources that says more than ``occ``'s row
+    ("Total liabilities and shareholders' equity" over "Total shareholders' equity", "iPhone"
+    over "Total net sales"; a total stays what a claim naming two of its parts means)."""
+    assert occ.item is not None
+    mine = occ.item.qualifiers()
+    named = [
+        other
+        for other in {o.item for o in found if o.item is not None}
+        if mine < other.qualifiers() <= claim.terms and other.concept in (None, occ.item.concept)
+    ]
+    if not mine:  # a total: the claim may name its parts ("net sales of Products and Services")
+        return len({frozenset(o.qualifiers()) for o in named}) == 1
+    return bool(named)
