@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from rag_core.figures.tables import Table
+from rag_core.figures.labels import Item
+
+
+class _Row(Protocol):
+    item: Item
 
 
 def key(label: str) -> str:
@@ -19,7 +23,7 @@ def key(label: str) -> str:
     return re.sub(r"\W+", " ", label.lower()).strip()
 
 
-def regroup(table: Table) -> None:
+def regroup(rows: Sequence[_Row]) -> None:
     """Rows under two label columns, the first a group written on its group's first row only
     ("Single ORQA ...", "BM25 ...", "Multi DPR ...", "BM25+DPR ..."): a row whose label is a
     word and then another row's label ("Multi" + "DPR"), or a word that heads rows on a line of
@@ -27,19 +31,19 @@ def regroup(table: Table) -> None:
     before too ("Single DPR", "Multi DPR") starts a group, and so does the table's first row
     then ("None BM25"); the rows after it that were under the same heading as it are in that
     group, not under the heading above it."""
-    labels = {key(row.item.label) for row in table.rows}
-    heads = {row.item.section for row in table.rows if row.item.section}  # "Single" on a line of its own
+    labels = {key(row.item.label) for row in rows}
+    heads = {row.item.section for row in rows if row.item.section}  # "Single" on a line of its own
     # "Single DPR" and "Multi DPR": one label under two groups
-    firsts = Counter(key(row.item.label.partition(" ")[2]) for row in table.rows if " " in row.item.label)
+    firsts = Counter(key(row.item.label.partition(" ")[2]) for row in rows if " " in row.item.label)
 
     def starts(label: str) -> bool:
         first, _, rest = label.partition(" ")
         return _splits(first, rest) and (key(rest) in labels or first in heads or firsts[key(rest)] > 1)
 
     # with a group column, the table's first row starts a group too ("None BM25" over "Single DPR")
-    opens = any(starts(row.item.label) for row in table.rows)
+    opens = any(starts(row.item.label) for row in rows)
     group, under = "", None
-    for i, row in enumerate(table.rows):
+    for i, row in enumerate(rows):
         first, _, rest = row.item.label.partition(" ")
         top = i == 0 and opens and _splits(first, rest)
         if top or starts(row.item.label):

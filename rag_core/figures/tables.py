@@ -206,7 +206,7 @@ def _parse(text: str) -> tuple[Table, ...]:
     tables = _read(text)
     for table in tables:
         if table.label_headers >= 2:
-            papers.regroup(table)
+            papers.regroup(table.rows)
         if table.rows and any(c.name for c in table.columns):
             table.caption = papers.caption(text, table.rows[0].start, table.rows[-1].end)
             if table.caption:  # its title is "Table 3", not the prose line above its header
