@@ -418,3 +418,12 @@ def test_a_tables_caption_is_read_with_it_and_its_label_columns_may_be_any_words
         "Table 3: Comparison of training schemes, measured as top-k retrieval accuracy on LoreQA (development set)."
     )
     assert table.title == "Table 3" and [r.item.label for r in table.rows] == ["Random 7 ✗", "Okapi 7 ✗", "Gold 127 ✓"]
+
+
+def test_one_row_under_a_line_of_names_is_no_table_of_them():
+    """A cover page: "QUARTERLY REPORT FORM 10-Q" over "For the Quarterly Period Ended
+    September 30, 2022": one line with two numbers is no row of a "FORM" and a "10-Q" column."""
+    text = (
+        "QUARTERLY REPORT FORM 10-Q\nFor the Quarterly Period Ended September 30, 2022\nCommission File No. 000-22513\n"
+    )
+    assert all(c.column is None for t in parse_tables(text) for r in t.rows for c in r.cells)

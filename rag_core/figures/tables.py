@@ -205,6 +205,8 @@ def parse_tables(text: str) -> list[Table]:
 def _parse(text: str) -> tuple[Table, ...]:
     tables = _read(text)
     for table in tables:
+        if any(c.name for c in table.columns) and sum(len(r.cells) == len(table.columns) for r in table.rows) < 2:
+            _unname(table)  # one row under a line of names ("FORM 10-Q" over a date) is no table of them
         if table.label_headers >= 2:
             papers.regroup(table.rows)
         if table.rows and any(c.name for c in table.columns):
@@ -218,6 +220,12 @@ def _parse(text: str) -> tuple[Table, ...]:
             if seen[_key(row.item.label)] > 1 and row.item.section:
                 row.item = replace(row.item, shared=True)
     return tuple(tables)
+
+
+def _unname(table: Table) -> None:
+    table.columns, table.label_headers = [], 0
+    for row in table.rows:
+        row.cells = [replace(cell, column=None) for cell in row.cells]
 
 
 def _key(label: str) -> str:
