@@ -672,3 +672,13 @@ def test_a_column_only_another_table_has_is_not_this_tables_unless_its_caption_s
     assert status("Gold reaches 55.8% top-5 accuracy on LoreQA [2].", "What top-5 accuracy does Gold reach?") == [
         "found"
     ]
+
+
+def test_the_table_says_nothing_of_a_dataset_another_table_holds_and_its_caption_does_not_name():
+    from tests.test_figures_tables import RETRIEVAL, TRAINING
+
+    paper = [Page(TRAINING, "paper.pdf", 6), Page(RETRIEVAL, "paper.pdf", 5)]
+    cell = find_cell("What top-5 accuracy does Okapi reach on KQ?", paper)
+    assert cell is not None and (cell.number.clean, cell.column.describe(), cell.page.page) == ("59.1", "Top-5 KQ", 5)
+    cell = find_cell("What top-5 accuracy does Okapi reach on LoreQA?", paper)
+    assert cell is not None and (cell.number.clean, cell.page.page) == ("50.0", 6)  # the caption says LoreQA

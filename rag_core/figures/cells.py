@@ -143,17 +143,22 @@ def find_cell(question: str, pages: Sequence[Page], ask: Ask | None = None) -> C
     ask = ask or question_parts(question, known)[0]
     best: tuple[float, CellMatch] | None = None
     seen: dict[float, float] = {}
-    for page in pages:
+    tables = [(page, table) for page in pages for table in parse_tables(page.text)]
+    parts = {id(t): {p for c in t.columns if c.name for p in c.name.split()} for _, t in tables}
+    spoken = named.said(ask.text)
+    for page, table in tables:
         if ask.entities and page.entity_words() and not (ask.entities & page.entity_words()):
             continue  # another company's page
-        for table in parse_tables(page.text):
-            for row in table.rows:
-                if agreement(ask.terms, row.item) != "agree":
-                    continue
-                for match, score in _columns(ask, table, row, page):
-                    seen[match.value] = max(seen.get(match.value, 0.0), score)
-                    if best is None or score > best[0]:
-                        best = (score, match)
+        elsewhere = set().union(*parts.values()) - parts[id(table)]
+        if parts[id(table)] and named.another_tables(spoken, elsewhere, table.caption):
+            continue  # "on SQuAD" of a table on Natural Questions alone
+        for row in table.rows:
+            if agreement(ask.terms, row.item) != "agree":
+                continue
+            for match, score in _columns(ask, table, row, page):
+                seen[match.value] = max(seen.get(match.value, 0.0), score)
+                if best is None or score > best[0]:
+                    best = (score, match)
     if best is None:
         return None
     score, match = best

@@ -158,3 +158,11 @@ def asked_as(question: str, column: str) -> str:
         if keys[-1] in said_here and keys[-1] not in {w.lower() for w in span}:
             return text
     return ""
+
+
+def another_tables(spoken: frozenset[str], elsewhere: set[str], caption: str) -> bool:
+    """Whether ``spoken`` names a column part only other tables have (``elsewhere``) that this
+    table's ``caption`` does not name either ("SQuAD" of a table whose caption says it is on
+    Natural Questions alone)."""
+    said_there = said(caption)
+    return any(names(spoken, part) and not names(said_there, part) for part in elsewhere)

@@ -94,10 +94,10 @@ def names_another_column(claim: Claim, occ: Occurrence, found: list[Occurrence])
     others = columns.get(key, set()) - {tuple(mine)}
     own_parts = {part for name in columns.get(key, set()) for part in name}
     elsewhere = {part for k, names in columns.items() if k != key for name in names for part in name} - own_parts
-    caption = named.said(caption_of(occ))
+    caption = caption_of(occ)
     for text in (claim.clause, claim.asked):
         spoken = named.said(text)
-        if any(named.names(spoken, part) and not named.names(caption, part) for part in elsewhere):
+        if named.another_tables(spoken, elsewhere, caption):
             return True
         verdict = named.column_said(spoken, mine, others)
         if verdict is not None:
