@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from llama_index.core.schema import BaseNode, NodeWithScore
@@ -68,15 +69,16 @@ class TurnFigures:
         self._entities: dict[tuple[str, int], str] = {}
         self.passages: list[Passage] = []
         self.page_of: dict[tuple[str, int], Page] = {}
+        self._read_as: list[tuple[str, tuple[str, int] | None]] = []  # each passage's context lines, its page
         for i, hit in enumerate(nodes):
             meta = hit.node.metadata or {}
             text = hit.node.get_content()
-            if meta.get("context"):
-                text = "\n".join(str(meta["context"]).split(" | ")) + "\n" + text
+            context = "\n".join(str(meta["context"]).split(" | ")) + "\n" if meta.get("context") else ""
             page = meta.get("page") if isinstance(meta.get("page"), int) else None
             entity = self._entity(_doc(meta), page) or subjects.get(_doc(meta)) or subjects.get(hit.node.node_id, "")
-            self.passages.append(Passage(i + 1, text, _file(meta), page, entity))
+            self.passages.append(Passage(i + 1, context + text, _file(meta), page, entity))
             key = (_doc(meta), page) if page is not None else None
+            self._read_as.append((context, key))
             if key is not None and key not in self.page_of:
                 chunks = self._chunks_of(key) or [hit.node]
                 whole = page_text([(getattr(c, "start_char_idx", None), c.get_content()) for c in chunks])
@@ -116,7 +118,12 @@ class TurnFigures:
         """``answer`` checked: its figures against the sources and the cells (the cells' pages
         count among the sources, as the source of their page's number)."""
         t = time.perf_counter()
-        passages = list(self.passages)
+        # each passage read within its whole page: a table's header, its units and its caption
+        # tell its cells apart, where the passage holds rows a chunk boundary cut them from
+        passages = [
+            replace(p, text=context + self.page_of[key].text) if key in self.page_of else p
+            for p, (context, key) in zip(self.passages, self._read_as, strict=True)
+        ]
         for cell in sure_cells(self.cells):
             number = next((p.number for p in passages if p.file == cell.page.file and p.page == cell.page.page), None)
             if number is not None:
