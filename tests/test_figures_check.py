@@ -682,3 +682,16 @@ def test_the_table_says_nothing_of_a_dataset_another_table_holds_and_its_caption
     assert cell is not None and (cell.number.clean, cell.column.describe(), cell.page.page) == ("59.1", "Top-5 KQ", 5)
     cell = find_cell("What top-5 accuracy does Okapi reach on LoreQA?", paper)
     assert cell is not None and (cell.number.clean, cell.page.page) == ("50.0", 6)  # the caption says LoreQA
+
+
+def test_the_table_says_nothing_of_a_row_that_names_less_than_the_question():
+    """ "Okapi + Dense" asked, its group left unsaid: the row "Okapi" agrees with the words, but
+    says less than the question names; no cell is better than its."""
+    from tests.test_figures_tables import RETRIEVAL
+
+    paper = [Page(RETRIEVAL, "paper.pdf", 5)]
+    assert find_cell("What top-5 accuracy does Okapi + Dense reach on KQ?", paper) is None
+    cell = find_cell("What top-5 accuracy does Okapi + Dense reach on KQ in the Joint setting?", paper)
+    assert cell is not None and cell.number.clean == "78.0"
+    cell = find_cell("What top-5 accuracy does Okapi reach on KQ?", paper)
+    assert cell is not None and cell.number.clean == "59.1"

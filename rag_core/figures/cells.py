@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rag_core.figures import named
 from rag_core.figures.labels import agreement, concepts, content, words
@@ -152,9 +152,13 @@ def find_cell(question: str, pages: Sequence[Page], ask: Ask | None = None) -> C
         elsewhere = set().union(*parts.values()) - parts[id(table)]
         if parts[id(table)] and named.another_tables(spoken, elsewhere, table.caption):
             continue  # "on SQuAD" of a table on Natural Questions alone
+        labels = {frozenset(replace(r.item, shared=False).qualifiers()) for r in table.rows}
         for row in table.rows:
             if agreement(ask.terms, row.item) != "agree":
                 continue
+            own = frozenset(replace(row.item, shared=False).qualifiers())
+            if any(own < other <= ask.terms for other in labels):
+                continue  # "BM25 + DPR" asked: the row "BM25" says less than the question names
             for match, score in _columns(ask, table, row, page):
                 seen[match.value] = max(seen.get(match.value, 0.0), score)
                 if best is None or score > best[0]:
