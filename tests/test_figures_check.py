@@ -695,3 +695,18 @@ def test_the_table_says_nothing_of_a_row_that_names_less_than_the_question():
     assert cell is not None and cell.number.clean == "78.0"
     cell = find_cell("What top-5 accuracy does Okapi reach on KQ?", paper)
     assert cell is not None and cell.number.clean == "59.1"
+
+
+def test_the_table_marks_a_figure_of_a_method_the_paper_names_but_is_not_about():
+    """ "What does HEDGE score on FACT?" over a paper about something else: HEDGE is a name no
+    document is about (an owner the search found only mentioned), but the page names it, so
+    the figure the answer gives is the paper's, and the table's cell marks a wrong one."""
+    from rag_core.figures import verify_answer
+    from tests.test_figures_tables import BENCHMARKS
+
+    page = Page(BENCHMARKS, "paper.pdf", 8, "Open-Domain Question Answering")
+    question = "What exact match does HEDGE reach on FACT?"
+    cells = [find_cell(question, [page])]
+    sources = [Passage(1, BENCHMARKS, "paper.pdf", 8, "Open-Domain Question Answering")]
+    verified = verify_answer("HEDGE reaches 35.3 on FACT [1].", question, sources, cells, owners=["HEDGE"])
+    assert [f.status for f in verified.report.figures] == ["table"] and "31.1" in verified.answer

@@ -136,7 +136,7 @@ def _verdicts(claim: Claim, occ: Occurrence) -> tuple[str, bool | None, bool | N
         # asked of a name no source's document is about: a figure of a document about another
         # company is not its figure, unless the passage names it ("revenue from Caesars"),
         # whatever else the claim names that the document is ("DPR on MS MARCO")
-        entity = all(name <= _named_words(occ.passage.text) for name in claim.foreign) or False
+        entity = names_strangers(claim, occ.passage.text) or False
     filed = report_in_name(occ.passage.file)
     if claim.report and filed and entity is not False:  # "the Q3 2022 10-Q": another filing is not it
         entity = filed == claim.report
@@ -148,6 +148,12 @@ def foreign_names(owners: Sequence[str], known: set[str]) -> list[frozenset[str]
     documents' entity words) share."""
     names = (entity_keys(owner) for owner in owners)
     return [name for name in names if name and not name & known]
+
+
+def names_strangers(claim: Claim, text: str) -> bool:
+    """Whether ``text`` names every name the claim is about that no source's document is about
+    ("BM25+DPR" of a paper about open-domain QA, "Caesars" of a casino's 10-K)."""
+    return bool(claim.foreign) and all(name <= _named_words(text) for name in claim.foreign)
 
 
 @lru_cache(maxsize=256)

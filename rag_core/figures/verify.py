@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rag_core.figures.cells import CellMatch
-from rag_core.figures.check import CheckReport, check_answer, foreign_names
+from rag_core.figures.check import CheckReport, check_answer, foreign_names, names_strangers
 from rag_core.figures.claims import read_claims
 from rag_core.figures.labels import agreement
 from rag_core.figures.marks import mark_answer, quoted, summary
@@ -99,7 +99,12 @@ def verify_answer(
                     continue
                 if agreement(claim.terms, cell.row.item) != "agree":
                     continue
-                if claim.entities and cell.page.entity_words() and not (claim.entities & cell.page.entity_words()):
+                if (
+                    claim.entities
+                    and cell.page.entity_words()
+                    and not (claim.entities & cell.page.entity_words())
+                    and not names_strangers(claim, cell.page.text)  # a method the paper names, not a company
+                ):
                     continue  # another company's figure (a comparison's other part)
                 fig.status, fig.passage = "table", None
                 fig.source = f"the table on p. {cell.page.page}" if cell.page.page else "the table"
