@@ -294,9 +294,11 @@ class JobRunner:
             return None
         try:
             return call(store)
-        except DocentError as e:
+        except DocentError as e:  # the database is down or full: said once per failure, the job goes on
             logger.warning("job progress not shared through the database: %s", e)
-            return None
+        except Exception:  # a bug: logged with its traceback, never the ingest's end
+            logger.exception("job progress not shared through the database")
+        return None
 
     def _prune(self) -> None:
         finished = sorted((j.view.finished or 0.0, i) for i, j in self._jobs.items() if not j.view.running)
