@@ -204,3 +204,21 @@ def test_a_job_whose_process_died_is_shown_lost_with_what_it_finished_and_can_be
     store.save({"id": "live00000001", "owner": "", "state": "running", "files": [], "created": 2.0})
     store.forget("live00000001")  # this process runs it: kept
     assert store.load("live00000001") is not None and store.load(live)["state"] == "done"
+
+
+def test_a_database_that_fails_while_a_job_runs_costs_only_the_shared_progress(make_settings, llm, monkeypatch, caplog):
+    """Progress written to the database is for the other processes: the database failing (a
+    team's server restarted) leaves the upload running and its own process showing it."""
+    from rag_core import DatabaseUnavailableError
+    from rag_core.storage.jobs import JobStore
+
+    ctx = build_context(make_settings(), llm=llm)
+
+    def down(self, job):
+        raise DatabaseUnavailableError("the database server went away")
+
+    monkeypatch.setattr(JobStore, "save", down)
+    job = ctx.jobs.submit(ctx.ingestion, [Upload("a.txt", b"Alpha text."), Upload("b.txt", b"Beta text.")])
+    view = ctx.jobs.wait(job, timeout=60)
+    assert view.state == "done" and [r.status for r in view.results] == ["indexed", "indexed"]
+    assert "job progress not shared through the database" in caplog.text
