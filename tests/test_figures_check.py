@@ -710,3 +710,17 @@ def test_the_table_marks_a_figure_of_a_method_the_paper_names_but_is_not_about()
     sources = [Passage(1, BENCHMARKS, "paper.pdf", 8, "Open-Domain Question Answering")]
     verified = verify_answer("HEDGE reaches 35.3 on FACT [1].", question, sources, cells, owners=["HEDGE"])
     assert [f.status for f in verified.report.figures] == ["table"] and "31.1" in verified.answer
+
+
+def test_a_name_no_document_is_about_must_be_named_by_the_passage_cited_not_its_page():
+    """Passages are read within their whole page, but a figure asked of a name no document is
+    about ("Okapi's exact match") is its only where the passage cited names it: the page naming
+    Okapi in another paragraph does not make "the same 39.8 exact match" of a joint model Okapi's."""
+    chunk = "Training jointly follows the usual pipeline, resulting in the same 39.8 exact match."
+    page = "Okapi scores are in Table 5.\n" + chunk + "\nOther results follow."
+    question = "What exact match does Okapi reach on LoreQA?"
+    answer = "Okapi reaches 39.8 exact match on LoreQA [1]."
+    cited = [Passage(1, page, "paper.pdf", 13, "Open-Domain Question Answering", cited=chunk)]
+    whole = [Passage(1, page, "paper.pdf", 13, "Open-Domain Question Answering")]
+    assert [f.status for f in check_answer(answer, question, cited, owners=["Okapi"]).figures] == ["mismatch"]
+    assert [f.status for f in check_answer(answer, question, whole, owners=["Okapi"]).figures] == ["found"]

@@ -121,7 +121,7 @@ class TurnFigures:
         # each passage read within its whole page: a table's header, its units and its caption
         # tell its cells apart, where the passage holds rows a chunk boundary cut them from
         passages = [
-            replace(p, text=context + self.page_of[key].text) if key in self.page_of else p
+            replace(p, text=context + self.page_of[key].text, cited=p.text) if key in self.page_of else p
             for p, (context, key) in zip(self.passages, self._read_as, strict=True)
         ]
         for cell in sure_cells(self.cells):

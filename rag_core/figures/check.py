@@ -136,7 +136,7 @@ def _verdicts(claim: Claim, occ: Occurrence) -> tuple[str, bool | None, bool | N
         # asked of a name no source's document is about: a figure of a document about another
         # company is not its figure, unless the passage names it ("revenue from Caesars"),
         # whatever else the claim names that the document is ("DPR on MS MARCO")
-        entity = names_strangers(claim, occ.passage.text) or False
+        entity = names_strangers(claim, occ.passage.own_text) or False  # the passage cited, not its page
     filed = report_in_name(occ.passage.file)
     if claim.report and filed and entity is not False:  # "the Q3 2022 10-Q": another filing is not it
         entity = filed == claim.report

@@ -38,6 +38,12 @@ class Passage:
     file: str = ""
     page: int | None = None
     entity: str = ""
+    cited: str = ""  # the passage itself when ``text`` is its whole page ("": ``text`` is the passage)
+
+    @property
+    def own_text(self) -> str:
+        """What was cited: the passage, not the page around it."""
+        return self.cited or self.text
 
     def entity_words(self) -> frozenset[str]:
         return entity_keys(f"{self.entity} {self.file}")
