@@ -157,7 +157,7 @@ def find_cell(question: str, pages: Sequence[Page], ask: Ask | None = None) -> C
             if agreement(ask.terms, row.item) != "agree":
                 continue
             own = frozenset(replace(row.item, shared=False).qualifiers())
-            if any(own < other <= ask.terms for other in labels):
+            if own and any(own < other <= ask.terms for other in labels):
                 continue  # "BM25 + DPR" asked: the row "BM25" says less than the question names
             for match, score in _columns(ask, table, row, page):
                 seen[match.value] = max(seen.get(match.value, 0.0), score)
