@@ -724,3 +724,15 @@ def test_a_name_no_document_is_about_must_be_named_by_the_passage_cited_not_its_
     whole = [Passage(1, page, "paper.pdf", 13, "Open-Domain Question Answering")]
     assert [f.status for f in check_answer(answer, question, cited, owners=["Okapi"]).figures] == ["mismatch"]
     assert [f.status for f in check_answer(answer, question, whole, owners=["Okapi"]).figures] == ["found"]
+
+
+def test_a_number_the_question_and_a_row_label_share_tells_the_row():
+    """ "with 127 gold negatives": rows "Gold 7 ✗", "Gold 127 ✓" agree alike by their words; the
+    number tells them apart (never a column name's "5" of "Top-5")."""
+    table = (
+        "Type #N IB Top-5 Top-20 Top-100\nGold 7 ✗ 42.6 63.1 78.3\nGold 31 ✓ 52.1 70.8 82.1\n"
+        "Gold 127 ✓ 55.8 73.0 83.1\nTable 3: Training schemes on LoreQA (development set).\n"
+    )
+    cell = find_cell("What top-5 accuracy does in-batch training with 127 Gold negatives reach?", [Page(table)])
+    assert cell is not None and (cell.number.clean, cell.row.item.label) == ("55.8", "Gold 127 ✓")
+    assert cell.confidence >= 0.6

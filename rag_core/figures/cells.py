@@ -185,6 +185,10 @@ def find_cells(question: str, pages: Sequence[Page], previous: str = "") -> list
     return [find_cell(ask.text, pages, ask) for ask in asks]
 
 
+# a whole number a row's label and a question may share ("127"; not the 5 of "Top-5", nor a figure's digits)
+_WHOLE = re.compile(r"(?<![\w.,-])\d{1,4}(?![\w.,-])")
+
+
 def _columns(ask: Ask, table: Table, row: Row, page: Page) -> list[tuple[CellMatch, float]]:
     """The cells of ``row`` whose period can be the asked one, each with its score."""
     out = []
@@ -193,6 +197,9 @@ def _columns(ask: Ask, table: Table, row: Row, page: Page) -> list[tuple[CellMat
     cover = len(asked_items & label_words) / max(1, len(label_words))
     base = 0.55 + 0.15 * cover + (0.1 if _STATEMENT.search(table.title) else 0.0)
     base += 0.15 * len(row.item.qualifiers() & ask.terms)  # the more of the question a row names, the better
+    asked_numbers, label_numbers = set(_WHOLE.findall(ask.text)), set(_WHOLE.findall(row.item.label))
+    if asked_numbers and label_numbers:  # "with 127 gold negatives": the row "Gold 127 ✓", not "Gold 7 ✗"
+        base += 0.1 if asked_numbers & label_numbers else -0.1
     percent = bool(re.search(r"percent|%|\brate\b|\bratio\b|\bshare of\b", ask.text, re.I))
     dated = [c.column.period.end for c in row.cells if c.column and c.column.period.end]
     latest = max(dated) if dated else None
