@@ -736,3 +736,18 @@ def test_a_number_the_question_and_a_row_label_share_tells_the_row():
     cell = find_cell("What top-5 accuracy does in-batch training with 127 Gold negatives reach?", [Page(table)])
     assert cell is not None and (cell.number.clean, cell.row.item.label) == ("55.8", "Gold 127 ✓")
     assert cell.confidence >= 0.6
+
+
+def test_an_answer_stating_the_cell_as_a_percentage_gets_no_note_of_it():
+    from rag_core.figures import verify_answer
+    from tests.test_figures_tables import BENCHMARKS
+
+    page = Page(BENCHMARKS, "paper.pdf", 8)
+    question = "What exact match does HEDGE reach on FACT?"
+    verified = verify_answer(
+        "HEDGE reaches 31.1% on FACT [1].",
+        question,
+        [Passage(1, BENCHMARKS, "paper.pdf", 8)],
+        [find_cell(question, [page])],
+    )
+    assert verified.table_says == [] and [f.status for f in verified.report.figures] == ["found"]

@@ -57,8 +57,9 @@ def cell_lines(cells: Sequence[CellMatch | None], least: float = SURE) -> list[s
 def _stated(numbers: Sequence[Number], cell: CellMatch) -> bool:
     """Whether the answer writes the cell's figure: its digits ("94,836"), or its value at the
     answer's scale and rounding ("$94.8 billion")."""
+    bare_share = not cell.unit and cell.number.decimals > 0 and cell.number.magnitude <= 100  # a paper's "42.9"
     for n in numbers:
-        if n.percent != cell.number.percent:
+        if n.percent != cell.number.percent and not (n.percent and bare_share):
             continue
         if abs(n.magnitude - cell.number.magnitude) <= 1e-9 * max(1.0, cell.number.magnitude):
             return True
