@@ -6,10 +6,12 @@ and statement tables read by their structure. Pure functions over text: no index
 - ``periods``: periods as columns and sentences name them, and whether two can be one.
 - ``labels``: line items by their words ("net sales" = "revenue"), and whether a row is the
   item a claim names.
-- ``tables``: a page's tables: title, unit, period columns, rows of labelled cells.
+- ``tables``: a page's tables: title, unit, period columns, rows of labelled cells; a
+  paper's columns named by words (``named``), its row groups and captions (``papers``).
 - ``cells``: ``find_cell`` — the cell a question asks for, by row label and column period.
 - ``sources``/``claims``/``compute``/``check``: ``check_answer`` — each figure of an answer
-  as a claim (item, period, entity) against what the cited passages say each figure is.
+  as a claim (item, period, entity) against what the cited passages say each figure is;
+  ``naming``: which row and column of the sources a claim's words name.
 - ``marks``: the answer with unsupported figures marked, and the one-line summary.
 - ``verify``: ``verify_answer`` — the check, the cells found by structure and the marks in one
   call (what the answer path calls); ``cell_lines`` — the sure cells as the model reads them.

@@ -5,6 +5,7 @@ sqlite.py      the SQLite backend: one file, numbered migrations, a connection p
 backups.py     online backups of that file, and a damaged file moved aside and rebuilt
 sessions.py    sessions, their messages with sources, and summaries of long ones
 claims.py      who is answering in a session: one question at a time, across processes
+jobs.py        background uploads' progress, seen and stopped from every process
 documents.py   which documents are indexed (the registry)
 """
 
