@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rag_core.figures.tables import row_cells
 from rag_core.index import VectorIndex
 
 _NOT_SUBJECTS = {
@@ -115,14 +116,27 @@ def _heading_lines(text: str, whole_first_line: bool = True) -> list[str]:
 
 
 def _continues(line: str) -> bool:
-    """A line of running text that does not end its sentence: the next line goes on with it."""
-    return len(line.split()) >= 6 and not line.rstrip().endswith((".", "!", "?", ":", ";", '"', "”", ")"))
+    """A line of running text that does not end its sentence: the next line goes on with it (a
+    table's row does not)."""
+    if len(line.split()) < 6 or line.rstrip().endswith((".", "!", "?", ":", ";", '"', "”", ")")):
+        return False
+    return not _is_row(line)
+
+
+def _is_row(line: str) -> bool:
+    """A table's row: words, then two figures or more ("Single ORQA (Lee et al., 2019) 33.3 45.0")."""
+    row = row_cells(line)
+    return row is not None and len(row[1]) >= 2
 
 
 def _is_body(line: str) -> bool:
-    """A line of running text (what follows a section heading), not another short label."""
+    """A line of running text (what follows a section heading), not another short label, nor a
+    table's row ("Single BM25+BERT (Lee et al., 2019) 26.5 47.1 17.7": the line above it is the
+    table's header, "Training Model NQ TriviaQA", no section)."""
     words = line.split()
-    return len(words) >= 6 and sum(w[0].islower() for w in words if w[0].isalpha()) >= 2
+    if len(words) < 6 or sum(w[0].islower() for w in words if w[0].isalpha()) < 2:
+        return False
+    return not _is_row(line)
 
 
 def definition_question(sentence: str, text: str = "") -> str | None:

@@ -80,3 +80,19 @@ def test_a_name_at_the_start_of_a_wrapped_line_is_no_heading():
     assert _heading_lines(report) == ["Sales Overview"]
     # A chunk that starts inside its page may start mid-line: its first line is not trusted.
     assert _heading_lines(report, whole_first_line=False) == []
+
+
+def test_a_tables_header_of_names_is_no_section():
+    """A paper's results table: its header "Training Model NQ TriviaQA WQ TREC SQuAD" is
+    followed by rows that read like words ("Single BM25+BERT (Lee et al., 2019) 26.5 …"): no
+    "What does the section on Training Model NQ … say?" is offered."""
+    text = (
+        "Training Model NQ TriviaQA WQ TREC SQuAD\n"
+        "Single BM25+BERT (Lee et al., 2019) 26.5 47.1 17.7 21.3 33.2\n"
+        "Single ORQA (Lee et al., 2019) 33.3 45.0 36.4 30.1 20.2\n"
+        "Results and Analysis\n"
+        "The retriever is trained on the question and passage pairs of each of the datasets.\n"
+    )
+    from rag_core.outline import _heading_lines
+
+    assert _heading_lines(text) == ["Results and Analysis"]
