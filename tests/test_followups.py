@@ -34,6 +34,12 @@ DATA = Path(__file__).parent / "data" / "elliptical_sec.jsonl"
         ("And for Q3 2023?", "What was Intel's revenue in its Q2 2023 10-Q?", "What was Intel's revenue in its Q3 2023 10-Q?"),
         ("And the 2021 report?", "What did the WHO report say about malaria in 2020?",
          "What did the WHO report say about malaria in 2021?"),  # a report not saying which: the period
+        ("And Base 256?", "How many total chunks did Chipper produce?",
+         "How many total chunks did Base 256 produce?"),  # a name's number is part of it
+        ("And Base 512?", "How many total chunks did Base 128 produce?", "How many total chunks did Base 512 produce?"),
+        ("What about the iPhone 15?", "How much did the iPad earn in Q3 2022?", "How much did the iPhone 15 earn in Q3 2022?"),
+        ("And with 6 g of inhibitor?", "What is the corrosion rate of steel in H2SO4 without inhibitor?",
+         "What is the corrosion rate of steel in H2SO4 with 6 g of inhibitor?"),  # "with" replaces "without"
         ("What about its side effects?", "What is ibuprofen used for?", None),  # points back: the LLM's job
         ("What about Gaming?", "What was NVIDIA's Data Center revenue in Q3?", None),  # which name? ambiguous
         ("How deadly is it?", "What is lobular carcinoma?", None),  # not elliptical

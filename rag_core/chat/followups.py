@@ -89,11 +89,25 @@ def self_contained(question: str) -> bool:
     return len(query_terms(question)) >= 3
 
 
+_NAME = re.compile(r"\b(?:[A-Z][\w&.-]*|[a-z]+[A-Z][\w-]*)(?:\s+(?:[A-Z][\w&.-]*))*")
+# a number right after a name, part of it: "Base 256", "iPhone 15", "Windows 11"
+_NUMBERED = re.compile(_NAME.pattern + r"\s+(?P<number>\d+(?:\.\d+)?)\b(?![.,]\d|\s*%)")
+
+
 def _names(text: str) -> list[re.Match[str]]:
     """Company or product names: words with a capital letter (or several), not the first word
-    of the question, not a period word; "Apple's" counts as "Apple"."""
+    of the question, not a period word; "Apple's" counts as "Apple". A number right after a
+    name is part of it ("Base 256" among "Base 128" and "Base 512", "iPhone 15"), unless it is
+    a year or a day ("Apple 2023", "June 25")."""
     out = []
-    for m in re.finditer(r"\b(?:[A-Z][\w&.-]*|[a-z]+[A-Z][\w-]*)(?:\s+(?:[A-Z][\w&.-]*))*", text):
+    for m in _NAME.finditer(text):
+        numbered = _NUMBERED.match(text, m.start())
+        if numbered and numbered.start("number") > m.end():
+            last = m.group(0).split()[-1]
+            if not re.fullmatch(r"(?:19|20)\d{2}", numbered.group("number")) and not re.fullmatch(
+                _MONTH, last, flags=re.IGNORECASE
+            ):
+                m = numbered
         word = m.group(0)
         if m.start() == 0 or word.lower() in _QUESTION_OPENERS or _PERIOD.fullmatch(word):
             continue
@@ -155,13 +169,15 @@ def complete_ellipsis(question: str, previous: str) -> str | None:
 
     # 3. "And in Europe?": the previous question's phrase opened by the same preposition (not a
     #    period: "for the Mac" does not replace "for the quarter ended ...").
+    #    "And with 6 g of inhibitor?" replaces "without inhibitor" too: its opposite.
     first = part.split()[0].lower()
-    if first in _PREPOSITIONS and not new_period:
-        spots = [p.start() for p in re.finditer(rf"\b{first}\b", prev, flags=re.IGNORECASE)]
+    if first in (*_PREPOSITIONS, "without") and not new_period:
+        opposite = {"with": "without", "without": "with"}.get(first, first)
+        spots = [p for p in re.finditer(rf"\b(?:{first}|{opposite})\b", prev, flags=re.IGNORECASE)]
         if len(spots) == 1:
-            start = spots[0]
-            end = _phrase_end(prev, start + len(first))
-            if prev[start + len(first) : end].strip() and not _PERIOD.search(prev[start:end]):
+            start, said = spots[0].start(), spots[0].group(0)
+            end = _phrase_end(prev, start + len(said))
+            if prev[start + len(said) : end].strip() and not _PERIOD.search(prev[start:end]):
                 return (prev[:start] + part + " " + prev[end:].lstrip()).rstrip() + ending
     return None
 
