@@ -751,3 +751,17 @@ def test_an_answer_stating_the_cell_as_a_percentage_gets_no_note_of_it():
         [find_cell(question, [page])],
     )
     assert verified.table_says == [] and [f.status for f in verified.report.figures] == ["found"]
+
+
+def test_a_rows_name_with_another_number_is_another_row():
+    """ "Base 1024" where the figure is the row "Base 512"'s: marked; "Base 512" itself is found."""
+    from tests.test_figures_tables import OCR_TABLE
+
+    question = "How many total chunks does Base 1024 produce?"
+    sources = [Passage(1, OCR_TABLE, "table.pdf", 1)]
+    wrong = check_answer("Base 1024 produces 16,046 total chunks [1].", question, sources)
+    assert [(f.text, f.status) for f in wrong.figures] == [("16,046", "mismatch")]
+    right = check_answer(
+        "Base 512 produces 16,046 total chunks [1].", "How many total chunks does Base 512 produce?", sources
+    )
+    assert [(f.text, f.status) for f in right.figures if f.text == "16,046"] == [("16,046", "found")]

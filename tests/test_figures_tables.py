@@ -427,3 +427,27 @@ def test_one_row_under_a_line_of_names_is_no_table_of_them():
         "QUARTERLY REPORT FORM 10-Q\nFor the Quarterly Period Ended September 30, 2022\nCommission File No. 000-22513\n"
     )
     assert all(c.column is None for t in parse_tables(text) for r in t.rows for c in r.cells)
+
+
+OCR_TABLE = """Processing total chunks mean chunks per document (std) tables mean (std)
+Base 128 64,058 800.73 (484.11) N/A
+Base 256 32,051 400.64 (242.04) N/A
+Base 512 16,046 200.58 (121.01) N/A
+Chipper 20,843 260.57 (145.80) 96.20 (57.53)
+"""
+
+
+def test_rows_that_share_a_label_and_differ_by_a_number_first_are_named_by_it():
+    """An OCR'd table ("Base 128", "Base 256"): the number is the row's name, not its first
+    figure; "N/A" is a cell that holds nothing."""
+    (table,) = parse_tables(OCR_TABLE)
+    assert [r.item.label for r in table.rows] == ["Base 128", "Base 256", "Base 512", "Chipper"]
+    assert [c.number.text if c.number else None for c in table.rows[1].cells] == ["32,051", "400.64", "(242.04)", None]
+    # the same label under two sections is two items, its first figures figures
+    twice = "Cash equivalents:\nGovernment debt 233 297 530\nShort-term investments:\nGovernment debt 49 8,652 8,701\n"
+    assert [r.item.label for r in parse_tables(twice)[0].rows] == ["Government debt", "Government debt"]
+    totals = "Segment A 10 20\nTotal 12 30\nSegment B 5 6\nTotal 15 36\n"
+    assert [r.item.label for r in parse_tables(totals)[0].rows if r.item.label.startswith("Total")] == [
+        "Total",
+        "Total",
+    ]

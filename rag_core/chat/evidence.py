@@ -172,7 +172,8 @@ def _written_out(scored: list[_Unit], passage: int, position: int, line: str, qu
     if labels:
         return tables.label_row(line, labels, tables.units(headers))
     above = [u.text for u in scored if u.passage == passage and position - 16 <= u.position < position]
-    return tables.named_row(line, above, question) or line  # a header of names, not periods ("NQ TriviaQA WQ")
+    # a header of names, not periods ("NQ TriviaQA WQ"), or of names with units over rows keyed by a number
+    return tables.named_row(line, above, question) or tables.keyed_row(line, above) or line
 
 
 def _headers(scored: list[_Unit], passage: int, position: int) -> list[_Unit]:

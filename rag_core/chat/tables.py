@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from rag_core.figures import grids, named
+from rag_core.figures import grids, keyed, named
 from rag_core.figures.headers import column_names, columns_of, described_once
 from rag_core.figures.headers import is_quarter_header as quarter_header
 from rag_core.figures.tables import row_cells, unpipe
@@ -148,6 +148,25 @@ def named_row(row: str, above: list[str], question: str = "") -> str | None:
         other = named.asked_as(question, name)  # "TREC (CuratedTREC)": as the question says it
         names.append(f"{name} ({other})" if other else name)
     return f"{split[0]}: " + "; ".join(f"{name}: {cell}" for name, cell in zip(names, split[1], strict=True))
+
+
+def keyed_row(row: str, above: list[str]) -> str | None:
+    """``row`` written out with its key and its columns' names and units when it is a row of
+    figures under a header of names with units ("Inhibitor concentration 6 g: bc (V/dec):
+    0.3233; …; Corrosion rate (mm/year): 0.4318"; ``figures.keyed``), found above the rows
+    (``above``: nearest last); None when it is not."""
+    figures = keyed.figures(row.strip())
+    if figures is None:
+        return None
+    k = len(above)
+    while k > 0 and keyed.figures(above[k - 1].strip()) is not None:
+        k -= 1
+    names = keyed.header(above[:k], len(figures)) if k else None
+    if names is None:
+        return None
+    key = keyed.Key(*names[0])
+    cells = "; ".join(f"{name} ({unit}): {cell}" for (name, unit), cell in zip(names[1:], figures[1:], strict=True))
+    return f"{key.label(figures[0])}: {cells}"
 
 
 def grid_row(row: str, above: list[str]) -> tuple[str, int] | None:

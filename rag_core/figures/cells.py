@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from rag_core.figures import named
+from rag_core.figures import keyed, named
 from rag_core.figures.labels import agreement, concepts, content, words
 from rag_core.figures.numbers import Number
 from rag_core.figures.periods import DATE, Period, agree, parse_date, period_named
@@ -144,7 +144,7 @@ def find_cell(question: str, pages: Sequence[Page], ask: Ask | None = None) -> C
     best: tuple[float, CellMatch] | None = None
     seen: dict[float, float] = {}
     tables = [(page, table) for page in pages for table in parse_tables(page.text)]
-    parts = {id(t): {p for c in t.columns if c.name for p in c.name.split()} for _, t in tables}
+    parts = {id(t): {p for c in t.columns if c.name for p in c.parts()} for _, t in tables}
     spoken = named.said(ask.text)
     for page, table in tables:
         if ask.entities and page.entity_words() and not (ask.entities & page.entity_words()):
@@ -153,9 +153,15 @@ def find_cell(question: str, pages: Sequence[Page], ask: Ask | None = None) -> C
         if parts[id(table)] and named.another_tables(spoken, elsewhere, table.caption):
             continue  # "on SQuAD" of a table on Natural Questions alone
         labels = {frozenset(replace(r.item, shared=False).qualifiers()) for r in table.rows}
+        key = keyed.asked(ask.text, table.key) if table.key is not None else None
         for row in table.rows:
-            if agreement(ask.terms, row.item) != "agree":
+            if table.key is not None:  # a table keyed by a number: the row of the key asked, else none
+                if key is None or row.key is None or abs(row.key - key) > 1e-9 * max(1.0, abs(key)):
+                    continue
+            elif agreement(ask.terms, row.item) != "agree":
                 continue
+            if named.another_number(named.numbered(row.item.label), named.numbered(ask.text)):
+                continue  # "Base 1024" asked: not the row "Base 512"
             own = frozenset(replace(row.item, shared=False).qualifiers())
             if own and any(own < other <= ask.terms for other in labels):
                 continue  # "BM25 + DPR" asked: the row "BM25" says less than the question names
@@ -204,12 +210,12 @@ def _columns(ask: Ask, table: Table, row: Row, page: Page) -> list[tuple[CellMat
     dated = [c.column.period.end for c in row.cells if c.column and c.column.period.end]
     latest = max(dated) if dated else None
     spoken = named.said(ask.text)
-    names = {tuple(c.column.name.split()) for c in row.cells if c.column and c.column.name}
+    names = {c.column.parts() for c in row.cells if c.column and c.column.name}
     for cell in row.cells:
         if cell.number is None or cell.column is None or cell.column.change or (cell.number.percent and not percent):
             continue
         if cell.column.name:  # a column named by words: only the one the question names ("on TREC")
-            mine = cell.column.name.split()
+            mine = list(cell.column.parts())
             if not named.column_said(spoken, mine, names - {tuple(mine)}) or not named.names(spoken, mine[-1]):
                 continue
         period = cell.column.period
@@ -218,7 +224,7 @@ def _columns(ask: Ask, table: Table, row: Row, page: Page) -> list[tuple[CellMat
             continue
         score = base + (0.05 if cell.number.percent == percent else 0.0)
         if cell.column.name:  # "top-50 ... on WBQ": "Top-50 WBQ" says more of it than another table's "WBQ"
-            score += 0.05 * sum(named.names(spoken, part) for part in cell.column.name.split())
+            score += 0.05 * sum(named.names(spoken, part) for part in cell.column.parts())
         if ask.period.end is not None and verdict:
             score += 0.2
         elif ask.period.months is not None and period.months == ask.period.months:

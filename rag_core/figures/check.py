@@ -225,6 +225,10 @@ def check_answer(
                 label = "conflict"  # "Google's revenue was $5.00" where the page has "Copyright 2009 ACM … $5.00"
             if label != "conflict" and naming.names_another_column(claim, occ, evidence.found):
                 label = "conflict"  # "40.4 on TREC" where 40.4 is the NQ column's cell of the row
+            if label != "conflict" and (
+                naming.names_another_key(claim, occ) or naming.names_another_number(claim, occ)
+            ):
+                label = "conflict"  # "at 6 g" of the row of 0 g; "Base 1024" of the row "Base 512"
             if label == "neutral" and occ.item is not None and naming.names_another_section(claim, occ, evidence.found):
                 label = "conflict"  # "Bananas cost 1.99" where 1.99 is the Price of Juicy Apples
             if label == "neutral" and occ.item is not None:

@@ -67,10 +67,16 @@ class Column:
     period: Period
     change: str = ""
     name: str = ""
+    unit: str = ""  # a column named with its unit ("Corrosion rate (mm/year)": ``figures.keyed``)
+
+    def parts(self) -> tuple[str, ...]:
+        """The name's parts, read from its end: the dataset, then the group above it ("Top-20
+        NQ"); a name written with its unit is one part ("Corrosion rate")."""
+        return (self.name,) if self.unit else tuple(self.name.split())
 
     def describe(self) -> str:
         if self.name:
-            return self.name
+            return f"{self.name} ({self.unit})" if self.unit else self.name
         if self.change:
             return self.change
         return self.period.describe()

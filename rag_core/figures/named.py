@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from rag_core.figures.numbers import MONTH
+
 _NAME = re.compile(r"[A-Z0-9][\w+\-/&@.]*[\w+%)]|[A-Z]")
 _FIGURE = re.compile(r"[-+(]?\$?\d[\d,]*(?:\.\d+)?%?\)?|[—–-]")
 _SHORT = re.compile(r"^.+[A-Z0-9]")  # a capital or a digit past the first letter: "NQ", "TriviaQA", "F1", "Top-20"
@@ -166,3 +168,25 @@ def another_tables(spoken: frozenset[str], elsewhere: set[str], caption: str) ->
     Natural Questions alone)."""
     said_there = said(caption)
     return any(names(spoken, part) and not names(said_there, part) for part in elsewhere)
+
+
+_NUMBERED = re.compile(r"\b([^\W\d_][\w-]*)\s+(\d{1,4})\b(?![.,]\d)")
+_NOT_NAMES = re.compile(r"(?:19|20)\d{2}|" + MONTH.pattern, re.IGNORECASE)
+
+
+def numbered(text: str) -> dict[str, set[str]]:
+    """The names ``text`` writes with a number ("Base 512", "iPhone 15"; not a year, not a
+    day of a month): each name's word, lower-cased, with its numbers."""
+    out: dict[str, set[str]] = {}
+    for m in _NUMBERED.finditer(text or ""):
+        if _NOT_NAMES.fullmatch(m.group(2)) or _NOT_NAMES.fullmatch(m.group(1).rstrip(".")):
+            continue
+        out.setdefault(m.group(1).lower(), set()).add(m.group(2))
+    return out
+
+
+def another_number(mine: dict[str, set[str]], said: dict[str, set[str]]) -> bool | None:
+    """Whether ``said`` (``numbered``) writes a name of ``mine`` with none of its numbers only
+    ("Base 1024" of "Base 512"); None when it writes none of ``mine``'s names."""
+    shared = [word for word in mine if word in said]
+    return all(not (said[word] & mine[word]) for word in shared) if shared else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rag_core.figures import named
+from rag_core.figures import keyed, named
 from rag_core.figures.claims import Claim
 from rag_core.figures.labels import agreement, content
 from rag_core.figures.sources import Occurrence
@@ -66,10 +66,46 @@ def names_another_section(claim: Claim, occ: Occurrence, found: list[Occurrence]
 
 def column_name(occ: Occurrence) -> str:
     """The name of the column a table cell is in, when words name it ("TREC"), else ""."""
+    return " ".join(column_parts(occ))
+
+
+def column_parts(occ: Occurrence) -> tuple[str, ...]:
+    """The parts of the name of the column a table cell is in (``Column.parts``), else ()."""
     if occ.row is None or not 0 <= occ.cell < len(occ.row.cells):
-        return ""
+        return ()
     column = occ.row.cells[occ.cell].column
-    return column.name if column is not None else ""
+    return column.parts() if column is not None and column.name else ()
+
+
+def names_another_key(claim: Claim, occ: Occurrence) -> bool:
+    """Whether the claim (its clause, else its question) names another row of a table keyed
+    by a number than ``occ``'s ("at 6 g" where the figure is the row of 0 g; ``keyed``)."""
+    if occ.row is None or occ.row.key is None:
+        return False
+    tables = parse_tables(occ.passage.text)
+    key = tables[occ.row.table].key if 0 <= occ.row.table < len(tables) else None
+    if key is None:
+        return False
+    for text in (claim.clause, claim.asked):
+        asked = keyed.asked(text, key)
+        if asked is not None:
+            return abs(asked - occ.row.key) > 1e-9 * max(1.0, abs(asked))
+    return False
+
+
+def names_another_number(claim: Claim, occ: Occurrence) -> bool:
+    """Whether the claim names the row's name with another number ("Base 1024" of the row
+    "Base 512"): by its clause, else by its question."""
+    if occ.item is None:
+        return False
+    mine = named.numbered(occ.item.label)
+    if not mine:
+        return False
+    for text in (claim.clause, claim.asked):
+        verdict = named.another_number(mine, named.numbered(text))
+        if verdict is not None:
+            return verdict
+    return False
 
 
 def names_another_column(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> bool:
@@ -81,16 +117,16 @@ def names_another_column(claim: Claim, occ: Occurrence, found: list[Occurrence])
     another column. Naming a column another table of the sources has, which ``occ``'s table
     has not and its caption does not name ("SQuAD" of a table on Natural Questions alone),
     is naming another column too."""
-    mine = column_name(occ).split()
+    mine = list(column_parts(occ))
     if not mine:
         return False
     assert occ.row is not None
     key = (id(occ.passage), occ.row.table)
     columns: dict[tuple[int, int], set[tuple[str, ...]]] = {}
     for o in found:
-        name = column_name(o)
-        if name and o.row is not None:
-            columns.setdefault((id(o.passage), o.row.table), set()).add(tuple(name.split()))
+        parts = column_parts(o)
+        if parts and o.row is not None:
+            columns.setdefault((id(o.passage), o.row.table), set()).add(parts)
     others = columns.get(key, set()) - {tuple(mine)}
     own_parts = {part for name in columns.get(key, set()) for part in name}
     elsewhere = {part for k, names in columns.items() if k != key for name in names for part in name} - own_parts

@@ -43,7 +43,7 @@ MONTH = re.compile(rf"\b{_MONTH}\b\.?", re.IGNORECASE)
 _NUMBER = re.compile(
     r"(?P<open>\(\s?)?(?P<neg>(?<![\w.,])[-−–](?=[$€£¥]?\d))?\s?"
     r"(?P<cur>US\$|\$|€|£|¥|(?:USD|EUR|GBP|RMB|CNY|JPY)\s?)?\s?(?P<open2>\(\s?)?(?P<neg2>(?<![\w.,])[-−–](?=\d))?"
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?P<exp>[eE][-+−]\d{1,3}(?![\w.]))?"
     r"(?P<close>(?(open)\s?\)|(?(open2)\s?\))))"
     r"(?:\s?(?P<pct>%|percent\b|per\s?cent\b|percentage\s+points?\b|pts?\b|个百分点))?"
     r"(?:\s?(?P<scale>thousands?\b|millions?\b|billions?\b|trillions?\b|mn\b|mm\b|bn\b|[mbk]\b|万亿|十万|百万|千万|万|亿|千))?",
@@ -140,6 +140,9 @@ def read_numbers(text: str) -> list[Number]:
         negative = bool(m.group("neg") or m.group("neg2") or m.group("close"))
         marks = [g for g in ("open", "neg", "cur", "open2", "neg2") if m.group(g)]
         start = m.start(marks[0]) if marks else num_start
+        exponent = m.group("exp")  # "5.39E-05": a table's scientific notation, its power a scale
+        if exponent:
+            num_end, scale_word = m.end("exp"), ""
         ends = [num_end, m.end("close"), m.end("pct") if m.group("pct") else -1]
         ends.append(m.end("scale") if scale_word else -1)
         end = max(ends)
@@ -152,7 +155,7 @@ def read_numbers(text: str) -> list[Number]:
             negative=negative,
             currency=currency,
             percent=bool(m.group("pct")),
-            scale=SCALES.get(scale_word, 1.0),
+            scale=10.0 ** int(exponent[1:].replace("−", "-")) if exponent else SCALES.get(scale_word, 1.0),
         )
         kind = _kind(text, number, num_start, num_end, cited)
         out.append(number if kind == "figure" else _with_kind(number, kind))

@@ -1,6 +1,7 @@
 """A paper's results table, as ``tables`` reads it, made whole: the group column written on
 each group's first row only ("Single ORQA …", "BM25 …", "Multi DPR …"), and the caption
-under or above it ("Table 3: … on Natural Questions (development set).").
+under or above it ("Table 3: … on Natural Questions (development set)."), and rows named by
+a number ("Base 128", "Base 256": ``named_by_number``).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from rag_core.figures.labels import Item
 
@@ -61,7 +62,10 @@ def _splits(first: str, rest: str) -> bool:
     return bool(re.match(r"[^\W\d_]", rest)) and first[:1].isupper() and not re.search(r"\d", first)
 
 
-_CAPTION = re.compile(r"(?:^|\n)[ \t]*((?:Table|TABLE|Tab\.)\s+[\dIVX]+[a-z]?\s*[:.][^\n]*(?:\n[^\n]*){0,2})")
+_CAPTION = re.compile(  # "Table 3: …", or "Table 1" alone on its line, its caption on the next
+    r"(?:^|\n)[ \t]*((?:Table|TABLE|Tab\.)\s+[\dIVX]+[a-z]?(?:[ \t]*[:.][^\n]*|[ \t]*(?=\n))(?:\n[^\n]*){0,2})"
+)
+NUMBER = re.compile(r"(?:Table|TABLE|Tab\.)\s+[\dIVX]+[a-z]?")  # a caption's table: "Table 3"
 
 
 def caption(text: str, start: int, end: int) -> str:
@@ -76,3 +80,23 @@ def caption(text: str, start: int, end: int) -> str:
     words = " ".join(found.group(1).split())
     stop = re.search(r"(?<=[a-z)])\.\s", words[8:])
     return words[: 8 + stop.start() + 1] if stop else words[:300]
+
+
+def named_by_number(rows: list[Any]) -> None:
+    """Rows that share a label and differ by a whole number first ("Base 128 64,058 …", "Base
+    256 32,051 …"): the number is part of the row's name, not a figure. Totals aside."""
+    by_label: dict[tuple[str, str], list[Any]] = {}
+    for row in rows:  # under one section: the same label under two is two items ("Government debt")
+        by_label.setdefault((row.item.label, row.item.section), []).append(row)
+    for (label, _), same in by_label.items():
+        firsts = [r.cells[0].number for r in same if len(r.cells) >= 2]
+        if len(same) < 2 or len(firsts) < len(same) or re.match(r"(?:sub)?total\b|net\b", label, re.I):
+            continue
+        if not all(n is not None and re.fullmatch(r"\d{1,4}", n.text) for n in firsts):
+            continue
+        if len({n.text for n in firsts if n is not None}) < len(same):
+            continue
+        for row, number in zip(same, firsts, strict=True):
+            assert number is not None
+            row.item = replace(row.item, label=f"{label} {number.text}")
+            row.cells = row.cells[1:]

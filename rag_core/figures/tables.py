@@ -14,14 +14,15 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from rag_core.figures import grids, named, papers
+from rag_core.figures import grids, keyed, named, papers
 from rag_core.figures.headers import UNIT, UNIT_SCALE, Column, columns_of, is_header_line, unit_of
 from rag_core.figures.labels import Item
 from rag_core.figures.numbers import Number, read_numbers
 from rag_core.figures.periods import Period
 
-_CELL = re.compile(
-    r"(?<![\w.,])(?<![^\W\d_]-)(?:\$\s?)?(?:\(\s?\d[\d,]*(?:\.\d+)?\s?\)|-?\d[\d,]*(?:\.\d+)?|[—–-](?!\w))(?:\s?(?:%|pts?\b))?",
+_CELL = re.compile(  # a figure, a dash or "N/A" (nothing); "5.39E-05" in scientific notation
+    r"(?<![\w.,])(?<![^\W\d_]-)(?:\$\s?)?(?:\(\s?\d[\d,]*(?:\.\d+)?\s?\)|-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]\d{1,3})?"
+    r"|[—–-](?!\w)|(?:N/A|n/a|n\.a\.)(?![\w/]))(?:\s?(?:%|pts?\b))?",
 )
 _BOILERPLATE = re.compile(
     r"^\(?unaudited\)?$|^table of contents$|^part\s+[ivx]+\b|^item\s+\d|^see accompanying|^refer to accompanying"
@@ -74,6 +75,7 @@ class Row:
     start: int  # span of the row's line(s) in the page text
     end: int
     table: int  # index of its table on the page
+    key: float | None = None  # a table keyed by a number: the row's key (``figures.keyed``)
 
 
 @dataclass
@@ -86,6 +88,7 @@ class Table:
     share_scale: float = 0.0  # counts of shares ("... number of shares which are reflected in thousands")
     label_headers: int = 0  # named columns: how many names head the row labels ("Training Model": 2)
     caption: str = ""  # "Table 3: … on Natural Questions (development set)", right under or above it
+    key: keyed.Key | None = None  # rows keyed by a number, its column's name and unit ("Inhibitor concentration", "g")
 
     def __post_init__(self) -> None:
         self.share_scale = self.share_scale or self.scale
@@ -212,14 +215,32 @@ def _parse(text: str) -> tuple[Table, ...]:
         if table.rows and any(c.name for c in table.columns):
             table.caption = papers.caption(text, table.rows[0].start, table.rows[-1].end)
             if table.caption:  # its title is "Table 3", not the prose line above its header
-                table.title = table.caption.split(":")[0].split(".")[0].strip()
+                numbered = papers.NUMBER.match(table.caption)
+                table.title = numbered.group(0) if numbered else table.caption.split(":")[0].strip()
                 for row in table.rows:
                     row.item = replace(row.item, title=table.title)
+        if not table.columns:
+            papers.named_by_number(table.rows)
         seen = Counter(_key(row.item.label) for row in table.rows)
         for row in table.rows:
             if seen[_key(row.item.label)] > 1 and row.item.section:
                 row.item = replace(row.item, shared=True)
     return tuple(tables)
+
+
+def _keyed_row(table: Table, index: int, figures: list[str], line: str, start: int) -> Row:
+    """A keyed table's row: its key the first figure (the label "Inhibitor concentration 6
+    g"), the rest its named columns' cells."""
+    assert table.key is not None
+    spans, at = [], 0
+    for text in figures:
+        at = line.index(text, at)
+        spans.append((text, start + at))
+        at += len(text)
+    row = _row(table, index, table.key.label(figures[0]), "", spans[1:], start, start + len(line))
+    key = read_numbers(figures[0])
+    row.key = key[0].value if key else None
+    return row
 
 
 def _unname(table: Table) -> None:
@@ -267,6 +288,19 @@ def _read(text: str) -> list[Table]:
             pending_label = None
             continue
         label, cells = _cells(line) if not _BOILERPLATE.search(stripped) else (stripped, [])
+        bare = keyed.figures(stripped) if not cells else None  # "6 0.3233 0.0540 … 0.4318": a keyed row?
+        if bare is not None:
+            if table is None or table.key is None or len(bare) != len(table.columns) + 1:
+                names = keyed.header([unpipe(a) for a in above[:-1]], len(bare))
+                if names is not None:
+                    table = _new_table(tables, title, unit, unit_line, [])
+                    table.key, table.label_headers = keyed.Key(*names[0]), 1
+                    table.columns = [Column(Period(), name=name, unit=u) for name, u in names[1:]]
+                    header, section, pending_label = [], "", None
+            if table is not None and table.key is not None:
+                table.rows.append(_keyed_row(table, len(tables) - 1, bare, line, start))
+                was_row = True
+                continue
         by_name = named.columns(recent[-2:], len(cells)) if cells and not was_row and not header else None
         was_row = bool(cells)
         if not cells:
