@@ -765,3 +765,22 @@ def test_a_rows_name_with_another_number_is_another_row():
         "Base 512 produces 16,046 total chunks [1].", "How many total chunks does Base 512 produce?", sources
     )
     assert [(f.text, f.status) for f in right.figures if f.text == "16,046"] == [("16,046", "found")]
+
+
+def test_a_figure_in_prose_is_the_figure_of_the_names_its_sentence_names():
+    """ "Huddersfield Town paid £300,000" where the sentence holding £300,000 says Leicester City
+    did: marked; a claim naming nobody else, or the same name shortened, stays found."""
+    text = (
+        "Roberts moved from Watford to Huddersfield Town for £275,000 in 1990.[19][20] In 1993 he was "
+        "signed by Leicester City for £300,000.[30] Amazon Web Services revenue grew to $22.1 billion."
+    )
+    sources = [Passage(1, text, "roberts.txt", None, "Iwan Roberts")]
+
+    def status(answer: str) -> list[tuple[str, str]]:
+        return [(f.text, f.status) for f in check_answer(answer, "How much was paid for him?", sources).figures]
+
+    assert status("Huddersfield Town paid £300,000 for Iwan Roberts [1].") == [("£300,000", "mismatch")]
+    assert status("Huddersfield Town paid £275,000 for Iwan Roberts [1].") == [("£275,000", "found")]
+    assert status("Leicester City paid £300,000 for him [1].") == [("£300,000", "found")]
+    assert status("Roberts cost £300,000 [1].") == [("£300,000", "found")]  # the document's own name: no other
+    assert status("AWS revenue was $22.1 billion [1].") == [("$22.1 billion", "found")]

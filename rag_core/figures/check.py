@@ -229,6 +229,8 @@ def check_answer(
                 naming.names_another_key(claim, occ) or naming.names_another_number(claim, occ)
             ):
                 label = "conflict"  # "at 6 g" of the row of 0 g; "Base 1024" of the row "Base 512"
+            if label != "conflict" and naming.names_another_one(claim, occ):
+                label = "conflict"  # "Huddersfield paid £300,000" where the sentence says Leicester City did
             if label == "neutral" and occ.item is not None and naming.names_another_section(claim, occ, evidence.found):
                 label = "conflict"  # "Bananas cost 1.99" where 1.99 is the Price of Juicy Apples
             if label == "neutral" and occ.item is not None:

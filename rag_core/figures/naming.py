@@ -11,11 +11,13 @@ or a column only another table has, which this table's caption does not name.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from rag_core.figures import keyed, named
 from rag_core.figures.claims import Claim
 from rag_core.figures.labels import agreement, content
+from rag_core.figures.numbers import MONTH
 from rag_core.figures.sources import Occurrence
 from rag_core.figures.tables import parse_tables
 
@@ -163,3 +165,46 @@ def more_specific(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> boo
     if not mine:  # a total: the claim may name its parts ("net sales of Products and Services")
         return len({frozenset(o.qualifiers()) for o in named}) == 1
     return bool(named)
+
+
+_PROPER = re.compile(r"(?<![\w'’])[A-Z][\w&'’-]*(?:\s+(?:of\s+|de\s+)?[A-Z][\w&'’-]*)*")
+
+
+def proper_names(text: str, leave: frozenset[str] = frozenset()) -> list[str]:
+    """The names ``text`` writes: runs of capitalised words, a possessive dropped, none of
+    ``leave``'s words (the document's own entity); a single word opening a sentence is no
+    name ("According", "He"), nor a month."""
+    out = []
+    for m in _PROPER.finditer(text or ""):
+        before = text[: m.start()].rstrip()
+        name = re.sub(r"['’]s\b", "", m.group(0))
+        words = [w for w in name.split() if w.lower() not in leave and w not in ("of", "de")]
+        opens = not before or before[-1] in '.!?:;"“([' or re.fullmatch(r".*\[\d+\]", before)
+        if not words or (opens and len(name.split()) == 1) or MONTH.fullmatch(name):
+            continue
+        out.append(" ".join(words))
+    return out
+
+
+def names_another_one(claim: Claim, occ: Occurrence) -> bool:
+    """Whether a figure in prose is another's than the claim says: the claim's clause names
+    someone or something besides the document's own entity ("Huddersfield Town paid
+    £300,000"), and the figure's sentence names none of them but names others ("… signed by
+    Leicester City for £300,000"). Abbreviations count as the names they shorten ("AWS",
+    "Amazon Web Services"); a sentence naming nobody says nothing of whose it is."""
+    if occ.item is not None or not occ.said:
+        return False
+    leave = occ.passage.entity_words()
+    mine = proper_names(claim.clause.replace(claim.number.text, " "), leave)
+    if not mine:
+        return False
+    theirs = proper_names(occ.said, leave)
+    spoken = named.said(occ.said)
+    if not theirs or any(named.names(spoken, name) or _initials(name) in spoken for name in mine):
+        return False
+    said_by_claim = named.said(claim.clause)
+    return any(not named.names(said_by_claim, name) for name in theirs)
+
+
+def _initials(name: str) -> str:
+    return "".join(w[0] for w in name.split()).lower() if len(name.split()) > 1 else name.lower()

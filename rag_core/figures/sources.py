@@ -24,7 +24,7 @@ _GENERIC = frozenset(
     "inc incorporated corporation corp company co com ltd limited plc llc lp group holdings holding the and of "
     "subsidiaries sa ag nv se pdf form fy annual quarterly report filing docx txt md html htm".split()
 )
-_SENTENCE = re.compile(r"(?<=[.!?。！？;；])\s+|\n\s*\n")
+_SENTENCE = re.compile(r"(?<=[.!?。！？;；])(?:\[\d{1,3}\])*\s+|\n\s*\n")  # "… £300,000.[19][30] Neil …" ends there
 
 
 @dataclass
