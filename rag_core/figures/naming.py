@@ -18,7 +18,7 @@ from rag_core.figures import keyed, named
 from rag_core.figures.claims import Claim
 from rag_core.figures.labels import agreement, content
 from rag_core.figures.numbers import MONTH
-from rag_core.figures.sources import Occurrence
+from rag_core.figures.sources import Occurrence, entity_keys
 from rag_core.figures.tables import parse_tables
 
 
@@ -167,7 +167,7 @@ def more_specific(claim: Claim, occ: Occurrence, found: list[Occurrence]) -> boo
     return bool(named)
 
 
-_PROPER = re.compile(r"(?<![\w'’])[A-Z][\w&'’-]*(?:\s+(?:of\s+|de\s+)?[A-Z][\w&'’-]*)*")
+_PROPER = re.compile(r"(?<![\w'’])[A-Z][A-Za-z0-9&'’-]*(?:\s+(?:of\s+|de\s+)?[A-Z][A-Za-z0-9&'’-]*)*")
 
 
 def proper_names(text: str, leave: frozenset[str] = frozenset()) -> list[str]:
@@ -178,7 +178,8 @@ def proper_names(text: str, leave: frozenset[str] = frozenset()) -> list[str]:
     for m in _PROPER.finditer(text or ""):
         before = text[: m.start()].rstrip()
         name = re.sub(r"['’]s\b", "", m.group(0))
-        words = [w for w in name.split() if w.lower() not in leave and w not in ("of", "de")]
+        words = [w.strip("-'’") for w in name.split() if w.lower() not in leave and w not in ("of", "de")]
+        words = [w for w in words if len(w) > 1]  # "R" of "R 14": a letter is no name
         opens = not before or before[-1] in '.!?:;"“([' or re.fullmatch(r".*\[\d+\]", before)
         if not words or (opens and len(name.split()) == 1) or MONTH.fullmatch(name):
             continue
@@ -190,8 +191,9 @@ def names_another_one(claim: Claim, occ: Occurrence) -> bool:
     """Whether a figure in prose is another's than the claim says: the claim's clause names
     someone or something besides the document's own entity ("Huddersfield Town paid
     £300,000"), and the figure's sentence names none of them but names others ("… signed by
-    Leicester City for £300,000"). Abbreviations count as the names they shorten ("AWS",
-    "Amazon Web Services"); a sentence naming nobody says nothing of whose it is."""
+    Leicester City for £300,000"). A word of a name names it ("OnLocation", "Adobe
+    OnLocation"), initials the name they shorten ("AWS", "Amazon Web Services"); a sentence
+    naming nobody says nothing of whose it is."""
     if occ.item is not None or not occ.said:
         return False
     leave = occ.passage.entity_words()
@@ -199,9 +201,9 @@ def names_another_one(claim: Claim, occ: Occurrence) -> bool:
     if not mine:
         return False
     theirs = proper_names(occ.said, leave)
-    spoken = named.said(occ.said)
-    if not theirs or any(named.names(spoken, name) or _initials(name) in spoken for name in mine):
-        return False
+    spoken = named.said(occ.said) | {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", occ.said)}
+    if not theirs or any(entity_keys(name) & spoken or _initials(name) in spoken for name in mine):
+        return False  # a word of the name ("OnLocation" of "Adobe OnLocation"), or its initials ("AWS")
     said_by_claim = named.said(claim.clause)
     return any(not named.names(said_by_claim, name) for name in theirs)
 
