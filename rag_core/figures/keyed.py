@@ -3,13 +3,13 @@ writes a measurement table:
 
     Inhibitor
     concentration (g)
-    bc (V/dec) ba (V/dec) Ecorr (V) icorr (A/cm2
+    bc (V/dec) … icorr (A/cm2
     ) Polarization
     resistance (Ω)
     Corrosion
     rate (mm/year)
-    0 0.0335 0.0409 0.9393 0.0003 24.0910 2.8163
-    6 0.3233 0.0540 0.8027 5.39E-05 373.180 0.4318
+    0 0.0335 … 0.0003 24.0910 2.8163
+    6 0.3233 … 5.39E-05 373.180 0.4318
 
 Each column's name ends with its unit in parentheses, so the header says where one name ends
 and the next begins, however its lines wrap; a row is figures only, its first the key (here
