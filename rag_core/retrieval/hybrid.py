@@ -12,6 +12,7 @@ each one measured.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -38,6 +39,13 @@ from rag_core.text import is_cjk
 # (typical of unrelated text in the same language with MiniLM) is 0, VECTOR_FLOOR +
 # VECTOR_SPAN is 1. Fitted on the evaluation sets: docs/evaluation.md, "The relevance gate".
 VECTOR_FLOOR, VECTOR_SPAN = 0.45, 0.5
+
+
+# The keyword search runs beside the query's embedding and vector search: the database and
+# Chroma let go of the GIL while they read, so a hybrid search costs about the longer of the
+# two, not their sum (docs/performance.md). Threads are made when first used, one per search
+# under way at once.
+_BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="docent-keywords")
 
 
 def relevance_score(vector_top: float, coverage: float, vector_trust: float = 1.0) -> float:
@@ -103,6 +111,11 @@ class HybridRetriever(BaseRetriever):
         bm = self.keywords.get(self.names)
         return [NodeWithScore(node=bm.nodes[i], score=s) for i, s in bm.search(query, k, self._keep())]
 
+    def _keyword_beside(self, query: str, k: int) -> list[NodeWithScore]:
+        """``_keyword`` on a thread of its own, within its own view of the index."""
+        with self.index.one_view():
+            return self._keyword(query, k)
+
     def _keep(self) -> Callable[[tuple[str, int]], bool] | None:
         return keep_of(self.spans)
 
@@ -111,10 +124,11 @@ class HybridRetriever(BaseRetriever):
         hybrid = self.settings.retrieval_mode != "vector"
         cjk = hybrid and is_cjk(query)  # vectors alone: nothing to shift to
         vec_weight = weight * (self.cjk_vector_weight if cjk else 1.0)
-        out: list[RankedList] = [("vector_score", vec_weight, self._vector(query, pool))]
-        if hybrid:
-            out.append(("keyword_score", weight, self._keyword(query, pool)))
-        return out
+        if not hybrid:
+            return [("vector_score", vec_weight, self._vector(query, pool))]
+        keyword = _BESIDE.submit(self._keyword_beside, query, pool)
+        vector = self._vector(query, pool)
+        return [("vector_score", vec_weight, vector), ("keyword_score", weight, keyword.result())]
 
     # ------------------------------------------------------------------ fusion
     def _rank(self, query: str, lists: list[RankedList]) -> Fused:
