@@ -153,10 +153,13 @@ class VectorIndex:
                 self._writer.catch_up(self._reload)
 
     @contextlib.contextmanager
-    def one_view(self) -> Iterator[None]:
+    def one_view(self, look: bool = True) -> Iterator[None]:
         """Within the block this thread reads the index as it was at its start: one look at
-        other processes' writes, not one per read (14 in a search); theirs show at the next block."""
-        self._catch_up()
+        other processes' writes, not one per read (14 in a search); theirs show at the next block.
+        ``look=False``: no look of its own, for a thread helping a search that has just looked
+        (the keyword search beside the vector search)."""
+        if look:
+            self._catch_up()
         depth = getattr(self._views, "depth", 0)
         self._views.depth = depth + 1
         try:

@@ -242,7 +242,7 @@ def test_a_vector_query_gives_what_llamaindexs_chroma_store_gives(ctx, three_doc
 def test_the_keyword_search_runs_beside_the_vector_search_and_ranks_the_same(ctx, three_docs, monkeypatch):
     """The keyword search of a hybrid search runs on a thread of its own while the question is
     embedded and Chroma searched (a search then costs the longer of the two, not their sum:
-    docs/performance.md), within a view of the index of its own; the ranking is the one the
+    docs/performance.md), within the view the search began with; the ranking is the one the
     two searches give one after the other."""
     import threading
 

@@ -112,8 +112,8 @@ class HybridRetriever(BaseRetriever):
         return [NodeWithScore(node=bm.nodes[i], score=s) for i, s in bm.search(query, k, self._keep())]
 
     def _keyword_beside(self, query: str, k: int) -> list[NodeWithScore]:
-        """``_keyword`` on a thread of its own, within its own view of the index."""
-        with self.index.one_view():
+        """``_keyword`` on a thread of its own, within the view the search looked at when it began."""
+        with self.index.one_view(look=False):
             return self._keyword(query, k)
 
     def _keep(self) -> Callable[[tuple[str, int]], bool] | None:
