@@ -26,8 +26,9 @@ from llama_index.vector_stores.chroma import ChromaVectorStore
 
 from rag_core.chroma_client import chroma_client, place_of, reopen_chroma
 from rag_core.chroma_guard import Guarded
-from rag_core.datadir import WriteLock, library_key
+from rag_core.datadir import library_key
 from rag_core.errors import IndexMismatchError
+from rag_core.pglock import write_lock
 from rag_core.providers.embeddings import embedding_dimension
 from rag_core.settings import DocentSettings
 from rag_core.storage.indexstore import (
@@ -58,7 +59,7 @@ class VectorIndex:
         self._views = threading.local()  # per thread: inside ``one_view`` (how deep)
         self._version = 0
         self._emptiness: tuple[tuple[int, str], bool] | None = None  # (version, empty) last read
-        self._writer = _write_lock(settings)
+        self._writer = write_lock(settings)
         self.store: IndexStore = open_index_store(
             settings.paths.index_db, kv, self._namespace, database=settings.database, library=settings.paths.library
         )
@@ -154,10 +155,9 @@ class VectorIndex:
 
     @contextlib.contextmanager
     def one_view(self, look: bool = True) -> Iterator[None]:
-        """Within the block this thread reads the index as it was at its start: one look at
-        other processes' writes, not one per read (14 in a search); theirs show at the next block.
-        ``look=False``: no look of its own, for a thread helping a search that has just looked
-        (the keyword search beside the vector search)."""
+        """Within the block this thread reads the index as it was at its start: one look at other
+        processes' writes, not one per read (14 in a search; ``look=False``: a thread helping a
+        search that has looked); theirs show at the next block."""
         if look:
             self._catch_up()
         depth = getattr(self._views, "depth", 0)
@@ -372,12 +372,3 @@ def open_index(settings: DocentSettings, embed_model: BaseEmbedding, kv: Databas
             index = VectorIndex(settings, embed_model, kv)
             _OPEN[key] = index
         return index
-
-
-def _write_lock(settings: DocentSettings) -> Any:
-    """The data folder's lock, or the database server's when the state lives in PostgreSQL."""
-    if settings.database:
-        from rag_core.pglock import PostgresWriteLock
-
-        return PostgresWriteLock(settings.database)
-    return WriteLock(settings.data_dir)

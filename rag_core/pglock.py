@@ -23,10 +23,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rag_core import postgres
+from rag_core.datadir import WriteLock
 from rag_core.errors import DatabaseUnavailableError
+
+if TYPE_CHECKING:
+    from rag_core.settings import DocentSettings
 
 logger = logging.getLogger(__name__)
 
@@ -226,3 +230,9 @@ class PostgresWriteLock:
                 (LOCK_KEY >> 32, LOCK_KEY & 0xFFFFFFFF),
             ).fetchone()
             return bool(row[0])
+
+
+def write_lock(settings: DocentSettings) -> Any:
+    """The data folder's lock (``datadir.WriteLock``), or the database server's when the state
+    lives in PostgreSQL."""
+    return PostgresWriteLock(settings.database) if settings.database else WriteLock(settings.data_dir)

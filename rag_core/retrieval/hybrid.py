@@ -12,25 +12,24 @@ each one measured.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from rag_core.entities import Entities, EntityIndex, Scope, decide
 from rag_core.index import VectorIndex
 from rag_core.retrieval.dates import asks_latest, latest_documents
 from rag_core.retrieval.fusion import Fused, RankedList, by_document, fuse
 from rag_core.retrieval.keywords import KeywordCache, doc_of
+from rag_core.retrieval.lists import QueryLists
 from rag_core.retrieval.look import one_subject, second_look, spans_pages
 from rag_core.retrieval.pages import names_line_item, statement_list
 from rag_core.retrieval.queries import ConversationQueries, query_variants
 from rag_core.retrieval.reports import library_report, within_reports
 from rag_core.retrieval.result import Retrieval
 from rag_core.retrieval.routing import interleave, route_by_name
-from rag_core.retrieval.spans import Spans, doc_filter, keep_of
+from rag_core.retrieval.spans import Spans
 from rag_core.retrieval.windows import finish_lines, widen
 from rag_core.settings import RetrievalSettings
 from rag_core.text import is_cjk
@@ -39,13 +38,6 @@ from rag_core.text import is_cjk
 # (typical of unrelated text in the same language with MiniLM) is 0, VECTOR_FLOOR +
 # VECTOR_SPAN is 1. Fitted on the evaluation sets: docs/evaluation.md, "The relevance gate".
 VECTOR_FLOOR, VECTOR_SPAN = 0.45, 0.5
-
-
-# The keyword search runs beside the query's embedding and vector search: the database and
-# Chroma let go of the GIL while they read, so a hybrid search costs about the longer of the
-# two, not their sum (docs/performance.md). Threads are made when first used, one per search
-# under way at once.
-_BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="docent-keywords")
 
 
 def relevance_score(vector_top: float, coverage: float, vector_trust: float = 1.0) -> float:
@@ -90,45 +82,10 @@ class HybridRetriever(BaseRetriever):
         # A multilingual embedding reads CJK questions: its vectors always vote in full.
         self.cjk_vector_weight = 1.0 if multilingual else settings.cjk_vector_weight
         self.llm_factory = llm_factory
-
-    # ------------------------------------------------------------------ single searches
-    def _vector(self, query: str, k: int) -> list[NodeWithScore]:
-        if self.index.is_empty():
-            return []
-        embedding = self.index.embed_model.get_query_embedding(query)
-        result = self.index.vector_store.query(
-            VectorStoreQuery(query_embedding=embedding, similarity_top_k=k, filters=doc_filter(self.names, self.spans))
-        )
-        cutoff = self.settings.similarity_cutoff
-        hits = []
-        for node, score in zip(result.nodes or [], result.similarities or [], strict=False):
-            if cutoff and score < cutoff:
-                continue
-            hits.append(NodeWithScore(node=node, score=float(score)))
-        return hits
-
-    def _keyword(self, query: str, k: int) -> list[NodeWithScore]:
-        bm = self.keywords.get(self.names)
-        return [NodeWithScore(node=bm.nodes[i], score=s) for i, s in bm.search(query, k, self._keep())]
-
-    def _keyword_beside(self, query: str, k: int) -> list[NodeWithScore]:
-        """``_keyword`` on a thread of its own, within the view the search looked at when it began."""
-        with self.index.one_view(look=False):
-            return self._keyword(query, k)
+        self.lists = QueryLists(index, keywords, settings, names, spans, self.cjk_vector_weight)
 
     def _keep(self) -> Callable[[tuple[str, int]], bool] | None:
-        return keep_of(self.spans)
-
-    def _lists(self, query: str, weight: float, pool: int) -> list[RankedList]:
-        """The ranked lists one query contributes to the fusion, each with its weight."""
-        hybrid = self.settings.retrieval_mode != "vector"
-        cjk = hybrid and is_cjk(query)  # vectors alone: nothing to shift to
-        vec_weight = weight * (self.cjk_vector_weight if cjk else 1.0)
-        if not hybrid:
-            return [("vector_score", vec_weight, self._vector(query, pool))]
-        keyword = _BESIDE.submit(self._keyword_beside, query, pool)
-        vector = self._vector(query, pool)
-        return [("vector_score", vec_weight, vector), ("keyword_score", weight, keyword.result())]
+        return self.lists.keep()
 
     # ------------------------------------------------------------------ fusion
     def _rank(self, query: str, lists: list[RankedList]) -> Fused:
@@ -240,21 +197,21 @@ class HybridRetriever(BaseRetriever):
             return Retrieval([], {}, {**scope.stats(), "gated": True})
         s = self.settings
         pool = max(self.top_k * 3, 10) * (len(scope.routes) if scope else 1)  # candidates enough for each
-        lists = self._lists(query, 1.0, pool)
+        lists = self.lists.of(query, 1.0, pool)
         stats: dict[str, Any] = {}
         variants = query_variants(query, s.multi_query, self.llm_factory) if s.multi_query != "off" else []
         for v in variants:
-            lists += self._lists(v, 1.0, pool)
+            lists += self.lists.of(v, 1.0, pool)
         context = conversation.queries(query) if conversation else []
         for v in context:
-            lists += self._lists(v, 1.0, pool)
+            lists += self.lists.of(v, 1.0, pool)
         fused = self._rank(query, lists)
         signals = self.relevance(query, lists, fused)
         if s.retry_weak != "off" and signals["relevance"] < s.retry_threshold:
             retry = [v for v in query_variants(query, s.retry_weak, self.llm_factory, retry=True) if v not in variants]
             if retry:
                 for v in retry:
-                    lists += self._lists(v, 1.0, pool)
+                    lists += self.lists.of(v, 1.0, pool)
                 fused = self._rank(query, lists)
                 signals = self.relevance(query, lists, fused)
                 stats["retried"] = retry
