@@ -59,7 +59,7 @@ class VectorIndex:
         self._views = threading.local()  # per thread: inside ``one_view`` (how deep)
         self._version = 0
         self._emptiness: tuple[tuple[int, str], bool] | None = None  # (version, empty) last read
-        self._writer = write_lock(settings)
+        self._writer = write_lock(settings.data_dir, settings.database)
         self.store: IndexStore = open_index_store(
             settings.paths.index_db, kv, self._namespace, database=settings.database, library=settings.paths.library
         )

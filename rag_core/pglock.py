@@ -23,14 +23,12 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar
 
 from rag_core import postgres
 from rag_core.datadir import WriteLock
 from rag_core.errors import DatabaseUnavailableError
-
-if TYPE_CHECKING:
-    from rag_core.settings import DocentSettings
 
 logger = logging.getLogger(__name__)
 
@@ -232,7 +230,7 @@ class PostgresWriteLock:
             return bool(row[0])
 
 
-def write_lock(settings: DocentSettings) -> Any:
+def write_lock(data_dir: Path, database: str | None) -> Any:
     """The data folder's lock (``datadir.WriteLock``), or the database server's when the state
-    lives in PostgreSQL."""
-    return PostgresWriteLock(settings.database) if settings.database else WriteLock(settings.data_dir)
+    lives in PostgreSQL (``database``: its URL)."""
+    return PostgresWriteLock(database) if database else WriteLock(data_dir)
