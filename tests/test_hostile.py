@@ -1,0 +1,120 @@
+"""What a careless or hostile user does (issue 42): a malformed import, a model server opened
+to the network without a key, names that are not UTF-8, an empty data folder variable, and
+progress a script can read. Each test ran red on the code before its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rag_core.errors import ConfigError, DocentError
+from rag_core.exchange import parse_export
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(args, data_dir, extra_env=None, timeout=300):
+    env = {
+        **os.environ,
+        "DOCENT_DATA_DIR": str(data_dir),
+        "DOCENT_EMBED_PROVIDER": "hash",
+        "DOCENT_LLM_PROVIDER": "extractive",
+        **(extra_env or {}),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "rag_core", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        timeout=timeout,
+    )
+
+
+# ============================================================================ 5. a malformed import
+DEEP = "[" * 100_000  # 100 KB; the issue's file was 400 KB of the same
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        DEEP,
+        '{"docent_export": 1, "session": {"name": "x"}, "messages": ' + DEEP,
+        '{"docent_export": 1, "session": {"name": "x"}, "messages": [{"role": "user", "content": "q", "meta": '
+        + "{"
+        + '"a": {' * 5_000
+        + "}" * 5_000
+        + "}}]}",
+        '{"docent_export": 1, "session": {"name": "x"}, "messages": [{"role": "user", "content": "q", "meta": '
+        + '{"a": [' * 200
+        + "]}" * 200
+        + "}]}",  # 400 levels: under the parser's limit, not under what a page or a dump recurses through
+    ],
+    ids=["array", "inside-messages", "objects-in-meta", "400-levels"],
+)
+def test_a_deeply_nested_export_is_a_clear_error_at_once(text):
+    started = time.perf_counter()
+    for data in (text, text.encode()):
+        with pytest.raises(ConfigError, match="nested") as caught:
+            parse_export(data)
+        assert "Nothing was imported" in str(caught.value)
+    assert time.perf_counter() - started < 2
+
+
+def test_nesting_docent_writes_is_imported():
+    """A message's meta holds a few levels (a table's rows in a dict): that is no attack."""
+    meta = {"table": {"rows": [[{"cell": [1, 2, {"x": [3]}]}]]}}
+    export = {
+        "docent_export": 1,
+        "session": {"name": "x"},
+        "messages": [{"role": "user", "content": "q", "meta": meta}],
+    }
+    assert parse_export(json.dumps(export)).messages[0].meta == meta
+
+
+@pytest.mark.slow  # a `python -m rag_core` process
+def test_sessions_import_of_100000_brackets_is_one_line_not_a_traceback(tmp_path):
+    bad = tmp_path / "deep.json"
+    bad.write_text("[" * 400_000)
+    p = run(["sessions", "import", str(bad)], tmp_path / "data")
+    err = p.stderr.decode()
+    assert p.returncode == 2, err
+    assert "Traceback" not in err and "RecursionError" not in err
+    assert err.count("\n") == 1 and "nested" in err
+
+
+# ============================================================================ 8. serve-model beyond loopback
+@pytest.mark.slow  # `python -m rag_core serve-model` processes
+def test_serve_model_beyond_loopback_without_a_key_is_refused_at_start(tmp_path):
+    for host in ("0.0.0.0", "192.168.1.20", "::"):
+        started = time.perf_counter()
+        p = run(["serve-model", "--host", host, "--port", "1"], tmp_path / "data", timeout=120)
+        err = p.stderr.decode()
+        assert p.returncode == 2, err
+        assert "--api-key" in err and "DOCENT_SERVE_API_KEY" in err and "Traceback" not in err
+        assert time.perf_counter() - started < 60  # refused before any model is assembled or loaded
+    assert not (tmp_path / "data" / "models").exists()
+
+
+def test_serve_model_decides_who_may_connect_before_loading_anything(tmp_path, monkeypatch):
+    from rag_core import serving
+    from rag_core.settings import load_settings
+
+    settings = load_settings({}, data_dir=tmp_path / "data")
+    loaded = []
+    monkeypatch.setattr(serving, "ensure_local_model", lambda *a, **k: loaded.append(a) or 1 / 0)
+    with pytest.raises(DocentError, match="--api-key"):
+        serving.start_model_server(settings, host="0.0.0.0")
+    assert not loaded
+    for host, key, open_ in (("127.0.0.1", None, False), ("localhost", None, False), ("::1", None, False)):
+        assert serving.exposure(host, key, open_) is None
+    assert serving.exposure("0.0.0.0", "k", False) is None
+    warning = serving.exposure("0.0.0.0", None, True)
+    assert warning and "anyone" in warning
+    with pytest.raises(ZeroDivisionError):  # an explicit --no-api-key goes on to load the model
+        serving.start_model_server(settings, host="0.0.0.0", allow_no_key=True)
