@@ -10,13 +10,15 @@ and the app processes point at it with the ``openai`` provider:
     DOCENT_OPENAI_BASE_URL=http://127.0.0.1:8081/v1
     DOCENT_OPENAI_MODEL=qwen2.5-coder-1.5b
 
-It listens on loopback unless told otherwise; ``--api-key`` (or DOCENT_SERVE_API_KEY) makes it
-ask for a key, for when it must listen wider. A GPU machine serves the same API with vLLM or
+It listens on loopback unless told otherwise. An address beyond loopback needs a key
+(``--api-key`` or DOCENT_SERVE_API_KEY), or ``--no-api-key`` said on purpose, which is warned
+about: without a key, anyone who reaches the port uses the model (``exposure``). A GPU machine serves the same API with vLLM or
 Ollama instead (docs/team.md).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import signal
 import threading
@@ -24,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from rag_core.errors import ModelError
+from rag_core.errors import ConfigError, ModelError
 from rag_core.model_store import ensure_local_model
 from rag_core.providers.llama_engine import check_gguf_file, resolve_threads
 from rag_core.settings import DocentSettings
@@ -44,6 +46,33 @@ class ServedModel:
     load_seconds: float
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine alone (``localhost``, 127.x, ::1)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to any address
+        return False
+
+
+def exposure(host: str, api_key: str | None, allow_no_key: bool) -> str | None:
+    """What to warn of before serving on ``host`` (None: nothing). Beyond loopback without a key,
+    a ``ConfigError`` unless ``allow_no_key`` says it is meant (then the warning)."""
+    if api_key or is_loopback(host):
+        return None
+    if not allow_no_key:
+        raise ConfigError(
+            f"Refusing to serve the model on {host} without a key: anyone who can reach that address could use it. "
+            "Give a key with --api-key KEY (or DOCENT_SERVE_API_KEY) and set the same one as DOCENT_OPENAI_API_KEY "
+            "in the app processes; or listen on 127.0.0.1; or, on a network you trust, pass --no-api-key."
+        )
+    return (
+        f"WARNING: serving the model on {host} without a key (--no-api-key): anyone who can reach this address "
+        "can use it. Give a key with --api-key KEY to close it."
+    )
+
+
 def start_model_server(
     settings: DocentSettings,
     *,
@@ -51,12 +80,15 @@ def start_model_server(
     port: int = 8081,
     parallel: int = 2,
     api_key: str | None = None,
+    allow_no_key: bool = False,
     progress: Any = None,
 ) -> ServedModel:
-    """Assemble the local model if needed, load it and open llama.cpp's HTTP API.
+    """Assemble the local model if needed, load it and open llama.cpp's HTTP API. Beyond
+    loopback, without ``api_key`` and ``allow_no_key``: a ``ConfigError`` before anything is loaded.
 
     ``parallel`` slots answer at once, each with the full ``llm_context_window``; more
     slots serve more people at once, each answer a little slower on a CPU."""
+    exposure(host, api_key, allow_no_key)
     path = ensure_local_model(settings.model_dir, progress=progress)
     check_gguf_file(path)
     import xllamacpp

@@ -8,7 +8,7 @@ import os
 import sys
 
 from rag_core.cli.startup import settings_for
-from rag_core.serving import serve_forever, start_model_server
+from rag_core.serving import exposure, serve_forever, start_model_server
 
 
 def register_serving(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +22,11 @@ def register_serving(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--port", type=int, default=8081)
     s.add_argument("--parallel", type=int, default=2, help="answers generated at once (slots)")
     s.add_argument("--api-key", help="require this key (default: DOCENT_SERVE_API_KEY, else none on loopback)")
+    s.add_argument(
+        "--no-api-key",
+        action="store_true",
+        help="serve beyond loopback without a key (refused otherwise): anyone who reaches the port uses the model",
+    )
     s.add_argument("--json", action="store_true", help="print one JSON line once it serves")
     s.set_defaults(func=cmd_serve_model)
 
@@ -29,12 +34,16 @@ def register_serving(sub: argparse._SubParsersAction) -> None:
 def cmd_serve_model(args: argparse.Namespace) -> int:
     settings = settings_for(args)
     key = args.api_key or os.environ.get("DOCENT_SERVE_API_KEY") or None
+    warning = exposure(args.host, key, args.no_api_key)  # refused here, before the model is loaded
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     served = start_model_server(
         settings,
         host=args.host,
         port=args.port,
         parallel=args.parallel,
         api_key=key,
+        allow_no_key=args.no_api_key,
         progress=lambda message, *_: print(message, file=sys.stderr, flush=True),
     )
     ready = {"url": served.url, "model": served.model, "load_seconds": round(served.load_seconds, 2)}
