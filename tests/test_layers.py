@@ -18,7 +18,7 @@ FLOORS = [
     {"storage", "loaders", "providers", "model_store", "index", "chroma_guard", "chroma_client", "outline", "serving"},
     {"ingestion", "recovery", "retrieval", "entities", "chat", "viewer", "suggestions", "jobs", "exchange", "health"},
     {"context"},
-    {"cli", "evaluation", "bench", "__main__", "__init__"},
+    {"cli", "api", "evaluation", "bench", "__main__", "__init__"},
 ]
 FLOOR = {name: n for n, names in enumerate(FLOORS) for name in names}
 

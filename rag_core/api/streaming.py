@@ -1,0 +1,151 @@
+"""A turn streamed to an HTTP client: the chat service's own ``Turn``, run in a thread of
+its own, its phases handed to the event loop in order.
+
+The turn is the one the Chat page and ``python -m rag_core ask`` run (``ChatService.turn``):
+the question stored, searched (the sources and the preview), then the model's words, then the
+answer stored. Here it runs in a worker thread (Chroma, SQL and the model block), which puts
+each phase on a queue the response reads from, so the event loop only ever waits on that
+queue: ten clients at once are ten threads, and a slow reader holds up no one else.
+
+A client that goes away (the response is cancelled when Starlette hears ``http.disconnect``)
+stops the turn as the page's Stop does: after the current word, the part written stored and
+marked as stopped (``Turn.stop``); before its first word, stored as stopped before it began
+(``Turn.abandon``). Either way the session's claim is let go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any
+
+from rag_core.api.errors import status_for
+from rag_core.chat import Turn
+from rag_core.errors import DocentError
+
+logger = logging.getLogger(__name__)
+
+INTERNAL = "Internal error while answering; the server log has the details. Your question is kept; try again."
+
+Event = tuple[str, dict[str, Any]]  # (kind, data): sources | token | message | error
+
+
+def turn_json(turn: Turn) -> dict[str, Any]:
+    """What a client shows before the words: the question searched, the sources, the preview."""
+    return {
+        "condensed_question": turn.condensed_question,
+        "sources": turn.sources,
+        "preview": turn.preview,
+        "notices": turn.notices,
+    }
+
+
+def answered_json(turn: Turn) -> dict[str, Any]:
+    """The answered turn (the CLI's ``--json`` fields) with the stored message's id and follow-ups."""
+    assert turn.answered is not None
+    out = turn.answered.as_json()
+    out["message_id"] = turn.stored.id if turn.stored is not None else None
+    out["saved"] = turn.stored is not None
+    out["preview"] = turn.preview
+    try:
+        out["follow_ups"] = turn.follow_ups()
+    except DocentError:
+        out["follow_ups"] = []
+    return out
+
+
+class TurnRun:
+    """One turn, run by ``work`` in a worker thread; ``put`` hands each event on, ``leave``
+    says the client went away."""
+
+    def __init__(self, start: Callable[[], Turn], put: Callable[[Event | None], None]) -> None:
+        self.start, self.put = start, put
+        self.gone = threading.Event()
+        self.turn: Turn | None = None
+        self._lock = threading.Lock()
+
+    def leave(self) -> None:
+        with self._lock:
+            self.gone.set()
+            if self.turn is not None:
+                self.turn.stop()  # after the current word; what was written is stored, marked as stopped
+
+    def work(self) -> None:
+        try:
+            self._work()
+        except DocentError as e:
+            self.put(("error", {"detail": str(e), "status": status_for(e)}))
+        except Exception:
+            logger.exception("an answer failed")
+            self.put(("error", {"detail": INTERNAL, "status": 500}))
+        finally:
+            self.put(None)
+
+    def _work(self) -> None:
+        turn = self.start()
+        with self._lock:
+            self.turn = turn
+            gone = self.gone.is_set()
+        if gone:
+            turn.abandon()
+            return
+        self.put(("sources", turn_json(turn)))
+        first = (turn.condensed_question, [s.get("chunk_id") for s in turn.sources])
+        try:
+            turn.prepare()  # a follow-up only the model can rewrite: rewritten, searched again
+        except Exception:
+            turn.close()  # failed before its words: the question stays, unanswered
+            raise
+        if self.gone.is_set():
+            turn.abandon()
+            return
+        if (turn.condensed_question, [s.get("chunk_id") for s in turn.sources]) != first:
+            self.put(("sources", turn_json(turn)))
+        for delta in turn:
+            self.put(("token", {"text": delta}))
+            if self.gone.is_set():
+                turn.stop()
+        if turn.answered is not None:
+            self.put(("message", answered_json(turn)))
+
+
+async def run_turn(start: Callable[[], Turn]) -> AsyncGenerator[Event, None]:
+    """The events of one turn, in order, read from the thread that runs it. Cancelled (the
+    client went away) or closed early, it stops the turn."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Event | None] = asyncio.Queue()
+
+    def put(item: Event | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the event loop is closed: the server is stopping
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    run = TurnRun(start, put)
+    threading.Thread(target=run.work, name="docent-api-turn", daemon=True).start()
+    try:
+        while (item := await queue.get()) is not None:
+            yield item
+    finally:
+        run.leave()
+
+
+def sse(event: str, data: Any) -> str:
+    """One server-sent event."""
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+
+
+async def sse_events(start: Callable[[], Turn]) -> AsyncIterator[str]:
+    """A turn as server-sent events: ``sources`` (again after a rewrite), ``token``…,
+    ``message`` (the stored answer), then ``done``; or ``error`` then ``done``."""
+    failed = False
+    async with contextlib.aclosing(run_turn(start)) as events:
+        async for kind, data in events:
+            failed = failed or kind == "error"
+            yield sse(kind, data)
+    yield sse("done", {"ok": not failed})
+
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
