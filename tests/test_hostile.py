@@ -118,3 +118,62 @@ def test_serve_model_decides_who_may_connect_before_loading_anything(tmp_path, m
     assert warning and "anyone" in warning
     with pytest.raises(ZeroDivisionError):  # an explicit --no-api-key goes on to load the model
         serving.start_model_server(settings, host="0.0.0.0", allow_no_key=True)
+
+
+# ============================================================================ 1. links, devices, pipes, /proc
+@pytest.fixture
+def booby_trapped(tmp_path):
+    """A folder with one real document, a link to a secret outside it, a link inside it, a
+    link to a folder outside, a named pipe, a device and /proc's view of this process."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("root:$6$hash:19000:0:99999:7::: the password hashes")
+    (outside / "more.txt").write_text("another secret that stays outside")
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "real.txt").write_text("Bananas are yellow fruit.")
+    (folder / "shadow.txt").symlink_to(outside / "secret.txt")
+    (folder / "also-real.txt").symlink_to("real.txt")  # stays inside the folder: followed
+    (folder / "elsewhere").symlink_to(outside, target_is_directory=True)
+    (folder / "environ.txt").symlink_to("/proc/self/environ")
+    (folder / "zero.txt").symlink_to("/dev/zero")
+    os.mkfifo(folder / "pipe.txt")
+    return folder
+
+
+def test_a_folder_ingest_follows_no_link_out_of_the_folder(ctx, booby_trapped):
+    started = time.perf_counter()
+    results = {r.file: r for r in ctx.ingestion.ingest_paths([booby_trapped])}
+    assert time.perf_counter() - started < 60  # the pipe was never opened (that blocks for ever)
+    assert {n for n, r in results.items() if r.status == "indexed"} == {"real.txt", "also-real.txt"}
+    refused = {n: r.reason for n, r in results.items() if r.status == "failed"}
+    assert set(refused) == {"shadow.txt", "elsewhere", "environ.txt", "zero.txt", "pipe.txt"}
+    assert "outside the folder" in refused["shadow.txt"] and "not followed" in refused["shadow.txt"]
+    assert "folder" in refused["elsewhere"] and "not followed" in refused["elsewhere"]
+    assert "named pipe" in refused["pipe.txt"]
+    assert "outside the folder" in refused["environ.txt"] and "outside the folder" in refused["zero.txt"]
+    stored = "\n".join(n.get_content() for n in ctx.index.all_nodes())
+    assert "password hashes" not in stored and "another secret" not in stored
+    assert not (ctx.settings.paths.files / "shadow.txt").exists()
+
+
+def test_a_link_named_on_the_command_line_is_read_and_proc_never(ctx, booby_trapped, tmp_path):
+    named = ctx.ingestion.ingest_paths([booby_trapped / "shadow.txt"])
+    assert [(r.file, r.status) for r in named] == [("shadow.txt", "indexed")]  # the user named it
+    for path in (Path("/proc/self/environ"), booby_trapped / "environ.txt", Path("/proc/self/status")):
+        [r] = ctx.ingestion.ingest_paths([path])
+        assert r.status == "failed" and "/proc" in r.reason, r
+    [r] = ctx.ingestion.ingest_paths([Path("/dev/zero")])  # named, and still not read: a device
+    assert r.status == "failed" and "character device" in r.reason
+    assert "DOCENT_DATA_DIR" not in "\n".join(n.get_content() for n in ctx.index.all_nodes())
+
+
+@pytest.mark.slow  # a `python -m rag_core ingest` process, as in the issue
+def test_cli_folder_ingest_says_which_links_it_skipped_and_why(tmp_path, booby_trapped):
+    p = run(["ingest", str(booby_trapped)], tmp_path / "data")
+    out = p.stdout.decode()
+    assert p.returncode == 0, p.stderr.decode()
+    lines = {line.split()[1]: line for line in out.splitlines() if line.strip()}
+    assert lines["real.txt"].startswith("indexed")
+    assert lines["shadow.txt"].startswith("failed") and "outside the folder" in lines["shadow.txt"]
+    assert "password hashes" not in run(["ask", "what are the password hashes?"], tmp_path / "data").stdout.decode()

@@ -24,6 +24,7 @@ from typing import Any
 from rag_core import loaders
 from rag_core.errors import IngestCancelled
 from rag_core.files import Progress, file_digest
+from rag_core.ingestion.names import refusal
 from rag_core.loaders.ocr import sidecar_path
 from rag_core.providers.answering import ANSWERING
 from rag_core.settings import DocentSettings
@@ -82,6 +83,8 @@ class ReadAhead:
         if not self.upcoming or self._reading is not None:
             return
         path, name = self.upcoming[0]
+        if refusal(path):
+            return  # its turn says why it is not read
         try:
             info = path.stat()
             if not stat.S_ISREG(info.st_mode) or info.st_size > self.settings.max_file_mb * 1024 * 1024:

@@ -3,7 +3,9 @@ the name a file is indexed under when a different file has its name (``on_confli
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import re
 import stat
 import time
@@ -97,20 +99,79 @@ def numbered(name: str, n: int) -> str:
 
 
 def iter_inputs(paths: Iterable[Path]) -> list[tuple[Path, str]]:
-    """Expand files and folders into (path, name) pairs; names relative to the folder given."""
+    """Expand files and folders into (path, name) pairs; names relative to the folder given.
+
+    A path named here is read even when it is a link: the user named it. Inside a folder, a
+    link is followed only when it points inside that folder; a link out of it, and every link
+    to a folder, is listed as a ``RefusedPath`` that says why, so the result says so."""
     out: list[tuple[Path, str]] = []
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            # Every entry that is not a folder: a named pipe or a socket is listed, so it is refused
-            # with its reason rather than skipped in silence.
-            for f in sorted(x for x in p.rglob("*") if not x.is_dir()):
-                if any(part.startswith(".") for part in f.relative_to(p).parts):
-                    continue
-                out.append((f, safe_name(f.relative_to(p).as_posix())))
+            out.extend(sorted(_walk(p), key=lambda pair: pair[0]))
         else:
             out.append((p, safe_name(p.name)))
     return out
+
+
+class RefusedPath(type(Path())):  # type: ignore[misc]
+    """A path listed in a folder that is not read: ``reason`` says why."""
+
+    reason = ""
+
+
+def _refused(path: Path, reason: str) -> RefusedPath:
+    refused = RefusedPath(path)
+    refused.reason = reason
+    return refused
+
+
+def _walk(folder: Path) -> Iterable[tuple[Path, str]]:
+    """Every entry under ``folder`` that is not a folder or hidden: a named pipe or a device
+    is listed, so that it is refused with its reason rather than skipped in silence."""
+    real_root = folder.resolve()
+    for where, folders, files in os.walk(folder, followlinks=False):
+        here = Path(where)
+        folders[:] = sorted(d for d in folders if not d.startswith("."))
+        for entry in [*folders, *files]:
+            path = here / entry
+            if entry.startswith("."):
+                continue
+            name = safe_name(path.relative_to(folder).as_posix())
+            if not path.is_symlink():
+                if entry in files:
+                    yield path, name
+                continue
+            target = path.resolve()
+            if not target.is_relative_to(real_root):
+                why = f"a link to {target}, outside the folder given: not followed (name it to ingest it)"
+                yield _refused(path, why), name
+            elif target.is_dir():
+                why = f"a link to the folder {target}: not followed (its files are ingested from there)"
+                yield _refused(path, why), name
+            else:
+                yield path, name
+
+
+@functools.cache
+def _kernel_devices() -> frozenset[int]:
+    """The devices of /proc and /sys: the kernel's view of processes and hardware."""
+    return frozenset(os.stat(d).st_dev for d in ("/proc", "/sys") if os.path.isdir(d))
+
+
+def refusal(path: Path) -> str | None:
+    """Why ``path`` is never read, whoever named it (None: it may be): a link a folder
+    ingest did not follow, or a file of /proc or /sys (a process's environment, its memory)."""
+    if isinstance(path, RefusedPath):
+        return path.reason
+    try:
+        device = os.stat(path).st_dev
+        real = path.resolve()
+    except (OSError, RuntimeError):
+        return None  # not there: its turn says so
+    if device in _kernel_devices() or real.is_relative_to("/proc") or real.is_relative_to("/sys"):
+        return f"{real} is a file of /proc or /sys, the system's view of its processes, not a document: never read"
+    return None
 
 
 def special_kind(mode: int) -> str:

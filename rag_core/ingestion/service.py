@@ -49,6 +49,7 @@ from rag_core.ingestion.names import (
     free_name,
     index_target,
     iter_inputs,
+    refusal,
     safe_name,
     special_kind,
     upload_name,
@@ -153,11 +154,12 @@ class IngestionService:
     ) -> IngestResult:
         """Ingest one file; never raises for a bad file (the result says why it failed).
         ``ahead``: the run of ingests this one is part of (``ingest_each``)."""
-        name = safe_name(name or Path(path).name)
+        path = path if isinstance(path, Path) else Path(path)  # a ``RefusedPath`` stays one
+        name = safe_name(name or path.name)
         started = time.perf_counter()
         report = progress or (lambda msg, frac: None)
         try:
-            result = self._ingest(Path(path), name, report, on_conflict, cancelled or (lambda: False), ahead)
+            result = self._ingest(path, name, report, on_conflict, cancelled or (lambda: False), ahead)
         except IngestCancelled:
             result = IngestResult(name, "cancelled", reason="cancelled: nothing of it was kept")
         except IngestError as e:
@@ -234,6 +236,9 @@ class IngestionService:
         cancelled: Cancelled,
         ahead: ReadAhead | None = None,
     ) -> IngestResult:
+        refused = refusal(path)
+        if refused:
+            raise IngestError(name, refused)
         if not path.exists():
             raise IngestError(name, "file not found")
         info = path.stat()
