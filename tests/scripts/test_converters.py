@@ -1,0 +1,179 @@
+"""The converters of the shared evaluation sets (scripts/convert_*.py)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from rag_core.evaluation import load_questions
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+import convert_cast  # noqa: E402
+import convert_cmrc  # noqa: E402
+import convert_sec10q  # noqa: E402
+
+
+def test_convert_cast_writes_passages_questions_and_held_out_topics(tmp_path):
+    shared = tmp_path / "eval"
+    p1, p2 = "Ductal carcinoma is the most common type.", "Lobular carcinoma spreads in 20% of cases."
+    rows = [
+        {
+            "source": "cast2021",
+            "topic": 106,
+            "turn": 1,
+            "history": [],
+            "question": "Most common types?",
+            "gold_rewrite": "Most common types of breast cancer?",
+            "gold_passage_id": "MARCO_D1-7",
+            "gold_passage": p1,
+        },
+        {
+            "source": "cast2021",
+            "topic": 106,
+            "turn": 2,
+            "history": ["Most common types?", p1],
+            "question": "How likely is it to spread?",
+            "gold_rewrite": "How likely is lobular carcinoma to spread?",
+            "gold_passage_id": "MARCO_D2-1",
+            "gold_passage": p2,
+        },
+        {
+            "source": "cast2022",
+            "topic": 132,
+            "turn": "1-1",
+            "history": [],
+            "question": "What was COP26 about?",
+            "gold_rewrite": "What was COP26 about?",
+            "gold_response": "A UN climate summit.",
+            "gold_provenance_ids": ["MARCO_00_1-5"],
+        },
+        {
+            "source": "cast2022",
+            "topic": 132,
+            "turn": "1-1",
+            "history": [],
+            "question": "What was COP26 about?",
+            "gold_rewrite": "What was COP26 about?",
+            "gold_response": "A UN climate summit.",
+            "gold_provenance_ids": ["MARCO_00_1-5"],
+        },  # flattened trees repeat turns
+        {
+            "source": "cast2022",
+            "topic": 133,
+            "turn": "1-1",
+            "history": [],
+            "question": "Best pizza dough?",
+            "gold_rewrite": "What is the best pizza dough?",
+            "gold_response": "Use 00 flour.",
+        },
+    ]
+    _write_jsonl(shared / convert_cast.TURNS, rows)
+    stats = convert_cast.convert(shared, tmp_path / "out", holdout_topics=1)
+    assert stats == {"files": 3, "questions": 3, "unanswerable": 1, "topics": 2}
+    out = tmp_path / "out"
+    assert sorted(p.name for p in (out / "corpus").iterdir()) == [
+        "MARCO_D1-7.txt",
+        "MARCO_D2-1.txt",
+        "cast2022_132_1-1.txt",
+    ]
+    qs = load_questions(out / "questions.jsonl")
+    # whole conversations, the years alternating
+    assert [q.id for q in qs] == ["cast2021_106_1", "cast2021_106_2", "cast2022_132_1-1"]
+    assert qs[1].history == ["Most common types?", p1] and qs[1].gold_files == ["MARCO_D2-1.txt"]
+    assert qs[1].gold_rewrite == "How likely is lobular carcinoma to spread?"
+    (off,) = load_questions(out / "unanswerable.jsonl")
+    assert off.question == "What is the best pizza dough?" and off.answerable is False
+
+
+def test_convert_sec10q_resolves_globs_and_repairs_mojibake(tmp_path):
+    shared = tmp_path / "eval"
+    docs = shared / convert_sec10q.DOCS
+    docs.mkdir(parents=True)
+    for name in ("2023 Q3 AAPL.pdf", "2023 Q2 AAPL.pdf", "2023 Q3 MSFT.pdf"):
+        (docs / name).write_bytes(b"%PDF-1.4")
+    with (shared / convert_sec10q.CSV).open("w", encoding="utf-8-sig", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["Question", "Source Docs", "Question Type", "Source Chunk Type", "Answer"])
+        w.writerow(
+            ["What was Appleâ€™s gross margin?", "*2023 Q3 AAPL*", "Single-Doc Single-Chunk RAG", "Table", "44.5%"]
+        )
+        w.writerow(["How has Microsoft's revenue changed?", "*MSFT*", "Multi-Doc RAG", "Text", "Up."])
+        w.writerow(["Which company grew faster?", "*AAPL*", "Multi-Doc RAG", "Text", "Apple."])
+    stats = convert_sec10q.convert(shared, tmp_path / "out")
+    assert stats["questions"] == 3 and stats["unmatched_rows"] == []
+    qs = load_questions(tmp_path / "out" / "questions.jsonl")
+    assert qs[0].question == "What was Apple’s gross margin?" and qs[0].gold_files == ["2023 Q3 AAPL.pdf"]
+    assert qs[2].gold_files == ["2023 Q2 AAPL.pdf", "2023 Q3 AAPL.pdf"]
+    off = load_questions(tmp_path / "out" / "unanswerable.jsonl")
+    assert [q.question for q in off] == ["What was Tesla’s gross margin?", "How has Pfizer's revenue changed?"]
+    assert (tmp_path / "out" / "corpus").resolve() == docs.resolve()
+
+
+def test_convert_cmrc_writes_paragraph_files_round_robin(tmp_path):
+    shared = tmp_path / "eval"
+    data = {
+        "version": "v1.0",
+        "data": [
+            {
+                "id": f"DEV_{i}",
+                "title": f"标题{i}",
+                "paragraphs": [
+                    {
+                        "id": f"DEV_{i}",
+                        "context": f"第{i}段的内容。",
+                        "qas": [
+                            {
+                                "id": f"DEV_{i}_QUERY_{j}",
+                                "question": f"标题{i}的问题{j}？",
+                                "answers": [{"text": f"答案{i}{j}", "answer_start": 0}] * 3,
+                            }
+                            for j in range(2)
+                        ],
+                    }
+                ],
+            }
+            for i in range(3)
+        ],
+    }
+    (shared / "cmrc2018").mkdir(parents=True)
+    (shared / convert_cmrc.DEV).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    stats = convert_cmrc.convert(shared, tmp_path / "out", holdout=1)
+    assert stats == {"files": 2, "questions": 4, "unanswerable": 2, "followups": 2, "standalone": 1}
+    assert (tmp_path / "out" / "corpus" / "DEV_0.txt").read_text(encoding="utf-8") == "标题0\n\n第0段的内容。\n"
+    qs = load_questions(tmp_path / "out" / "questions.jsonl")
+    assert [q.id for q in qs] == ["DEV_0_QUERY_0", "DEV_1_QUERY_0", "DEV_0_QUERY_1", "DEV_1_QUERY_1"]
+    assert qs[1].gold_files == ["DEV_1.txt"] and qs[1].gold_answer == "答案10"
+    assert all(not q.answerable for q in load_questions(tmp_path / "out" / "unanswerable.jsonl"))
+    follow = load_questions(tmp_path / "out" / "followups.jsonl")[0]
+    assert follow.question == "它的问题1？" and follow.gold_rewrite == "标题0的问题1？"
+    assert follow.history == ["标题0的问题0？", "答案00"] and follow.gold_files == ["DEV_0.txt"]
+    (same,) = load_questions(tmp_path / "out" / "standalone.jsonl")
+    assert same.question == same.gold_rewrite == "标题1的问题0？" and same.history == ["标题0的问题0？", "答案00"]
+    mtime = (tmp_path / "out" / "corpus" / "DEV_0.txt").stat().st_mtime_ns
+    convert_cmrc.convert(shared, tmp_path / "out", holdout=1)  # unchanged files keep their mtime (cache key)
+    assert (tmp_path / "out" / "corpus" / "DEV_0.txt").stat().st_mtime_ns == mtime
+
+
+@pytest.mark.shared
+def test_converters_on_the_shared_sets(shared_data, tmp_path):
+    ev = shared_data / "eval"
+    cast = convert_cast.convert(ev, tmp_path / "cast")
+    assert cast["questions"] > 300 and cast["files"] > 300 and cast["unanswerable"] > 20
+    sec = convert_sec10q.convert(ev, tmp_path / "sec")
+    assert sec["questions"] == 195 and sec["files"] == 20 and not sec["unmatched_rows"]
+    assert not any("â€" in q.question for q in load_questions(tmp_path / "sec" / "questions.jsonl"))
+    cmrc = convert_cmrc.convert(ev, tmp_path / "cmrc")
+    assert cmrc["files"] == 800 and cmrc["questions"] > 2900
+    names = {p.name for p in (tmp_path / "cmrc" / "corpus").iterdir()}
+    assert all(set(q.gold_files) <= names for q in load_questions(tmp_path / "cmrc" / "questions.jsonl"))
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
