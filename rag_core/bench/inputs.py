@@ -15,7 +15,7 @@ from rag_core.context import AppContext, build_context
 from rag_core.errors import ConfigError
 from rag_core.settings import DocentSettings
 
-ROOT = Path(__file__).resolve().parents[2]  # the checkout (scripts/ lives there)
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (tests/data lives there)
 
 
 def shared_eval_dir() -> Path | None:
@@ -41,7 +41,7 @@ SHAPES = ROOT / "tests" / "data" / "sec_shapes.jsonl"  # figure questions writte
 
 def figure_questions(path: Path | None, limit: int) -> list[dict[str, Any]]:
     """SEC 10-Q questions whose answer is a figure, with gold pages: from ``path`` (figures.jsonl
-    of ``scripts/build_figure_gold.py``, or any such file); by default the answerable questions
+    of ``python -m rag_core eval-set sec10q --figures``, or any such file); by default the answerable questions
     of ``tests/data/sec_shapes.jsonl`` (one figure each, asked for a stated period: the shape
     users ask), else built now from the shared set into a temporary folder."""
     if path is None and SHAPES.exists():
@@ -51,12 +51,11 @@ def figure_questions(path: Path | None, limit: int) -> list[dict[str, Any]]:
         shared = shared_eval_dir()
         if shared is None:
             raise ConfigError("No --questions file and ../shared/data/eval not found: give --questions figures.jsonl.")
-        import subprocess
-        import sys
+        from rag_core.evaluation.sec10q import convert_sec10q, write_figure_questions
 
         out = scratch("questions")
-        for script, args in (("convert_sec10q.py", [str(shared), str(out)]), ("build_figure_gold.py", [str(out)])):
-            subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], check=True, capture_output=True)
+        convert_sec10q(shared, out)
+        write_figure_questions(out)
         path = out / "figures.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return rows[:limit]

@@ -2,7 +2,7 @@
 process takes a given share of one core (a duty-cycled busy loop): where one thread starts to
 beat two on this machine (``rag_core.providers.threads.DECODE_SLACK``).
 
-    .venv/bin/python scripts/decode_threads.py [SHARE ...]    # default 0 0.2 0.35 0.5 0.65 0.8 1
+    .venv/bin/python tools/decode_threads.py [SHARE ...]    # default 0 0.2 0.35 0.5 0.65 0.8 1
 
 Prints one line per share: tokens per second (median of three 48-token generations, prompt
 reading with both cores). Run it on an otherwise quiet machine.

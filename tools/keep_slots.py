@@ -2,7 +2,7 @@
 between the two turns (``rag_core.providers.llama_engine``). First token and rewrite time with
 what the slots had read kept over the reload (``rag_core.providers.slots``) and without.
 
-    .venv/bin/python scripts/keep_slots.py FILE QUESTION FOLLOW_UP [RUNS]
+    .venv/bin/python tools/keep_slots.py FILE QUESTION FOLLOW_UP [RUNS]
 
 FILE is indexed once into a template data folder; each run copies it and starts a fresh process
 that asks QUESTION, lets the model read ahead (as while a person reads the answer), starts a

@@ -1,6 +1,6 @@
 """How well the figure check tells wrong answers from right ones, on real answers.
 
-Usage: python scripts/measure_figure_check.py ANSWERS.jsonl [ANSWERS2.jsonl ...]
+Usage: python tools/measure_figure_check.py ANSWERS.jsonl [ANSWERS2.jsonl ...]
            [--docs PDF_DIR] [--cited-only] [--show N] [--path]
 
 Each line of ANSWERS.jsonl is one answer as the evaluation recorded it: ``question``,

@@ -1,6 +1,6 @@
 """How often ``find_cell`` finds the asked figure by table structure.
 
-Usage: python scripts/measure_find_cell.py [--pages gold|files|all|retrieved] QUESTIONS.jsonl [PDF_DIR]
+Usage: python tools/measure_find_cell.py [--pages gold|files|all|retrieved] QUESTIONS.jsonl [PDF_DIR]
 
 Each question's pages are read from the PDFs as the loader reads them (PDFium, bounded text):
 ``gold`` the gold pages, ``files`` every page of the gold files, ``all`` every page of every

@@ -8,8 +8,8 @@ and the shared corpus, Chinese and Japanese pages from the corpus's ``cjk/`` PDF
 scans (``scanned_or_image_only/``) have no truth: their OCR text is written out to be read
 by eye (``--out``).
 
-    python scripts/bench_ocr.py                                   # the engine Docent ships
-    python scripts/bench_ocr.py --engine rapidocr \\
+    python tools/bench_ocr.py                                   # the engine Docent ships
+    python tools/bench_ocr.py --engine rapidocr \\
         --engine rapidocr-onnxruntime=/tmp/ocrenv/ro144/bin/python \\
         --engine tesseract=/tmp/ocrenv/tess/bin/python --tessdata-zh /path/to/tessdata
 

@@ -1,6 +1,6 @@
 """An evaluation corpus that is a part of one already indexed, without indexing it again.
 
-    python scripts/subset_corpus.py CORPUS SUBSET --drop "AAPL"
+    python tools/subset_corpus.py CORPUS SUBSET --drop "AAPL"
 
 makes SUBSET a folder of links to the files of CORPUS whose names do not contain any
 ``--drop`` text, and its evaluation cache (``python -m rag_core eval --corpus SUBSET``) a copy

@@ -1,22 +1,19 @@
-"""The converters of the shared evaluation sets (scripts/convert_*.py)."""
+"""The shared evaluation sets converted for ``eval`` (``python -m rag_core eval-set``:
+``rag_core/evaluation/sets.py``, ``rag_core/evaluation/sec10q.py``)."""
 
 from __future__ import annotations
 
 import csv
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from rag_core.evaluation import load_questions
-
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-sys.path.insert(0, str(SCRIPTS))
-
-import convert_cast  # noqa: E402
-import convert_cmrc  # noqa: E402
-import convert_sec10q  # noqa: E402
+from rag_core.cli import main
+from rag_core.evaluation import load_questions, sec10q
+from rag_core.evaluation.sec10q import convert_sec10q, figure_questions
+from rag_core.evaluation.sets import CAST_TURNS, CMRC_DEV, convert_cast, convert_cmrc
+from tests.pdfgen import make_pdf
 
 
 def test_convert_cast_writes_passages_questions_and_held_out_topics(tmp_path):
@@ -73,8 +70,8 @@ def test_convert_cast_writes_passages_questions_and_held_out_topics(tmp_path):
             "gold_response": "Use 00 flour.",
         },
     ]
-    _write_jsonl(shared / convert_cast.TURNS, rows)
-    stats = convert_cast.convert(shared, tmp_path / "out", holdout_topics=1)
+    _write_jsonl(shared / CAST_TURNS, rows)
+    stats = convert_cast(shared, tmp_path / "out", holdout_topics=1)
     assert stats == {"files": 3, "questions": 3, "unanswerable": 1, "topics": 2}
     out = tmp_path / "out"
     assert sorted(p.name for p in (out / "corpus").iterdir()) == [
@@ -93,11 +90,11 @@ def test_convert_cast_writes_passages_questions_and_held_out_topics(tmp_path):
 
 def test_convert_sec10q_resolves_globs_and_repairs_mojibake(tmp_path):
     shared = tmp_path / "eval"
-    docs = shared / convert_sec10q.DOCS
+    docs = shared / sec10q.DOCS
     docs.mkdir(parents=True)
     for name in ("2023 Q3 AAPL.pdf", "2023 Q2 AAPL.pdf", "2023 Q3 MSFT.pdf"):
         (docs / name).write_bytes(b"%PDF-1.4")
-    with (shared / convert_sec10q.CSV).open("w", encoding="utf-8-sig", newline="") as f:
+    with (shared / sec10q.CSV).open("w", encoding="utf-8-sig", newline="") as f:
         w = csv.writer(f)
         w.writerow(["Question", "Source Docs", "Question Type", "Source Chunk Type", "Answer"])
         w.writerow(
@@ -105,7 +102,7 @@ def test_convert_sec10q_resolves_globs_and_repairs_mojibake(tmp_path):
         )
         w.writerow(["How has Microsoft's revenue changed?", "*MSFT*", "Multi-Doc RAG", "Text", "Up."])
         w.writerow(["Which company grew faster?", "*AAPL*", "Multi-Doc RAG", "Text", "Apple."])
-    stats = convert_sec10q.convert(shared, tmp_path / "out")
+    stats = convert_sec10q(shared, tmp_path / "out")
     assert stats["questions"] == 3 and stats["unmatched_rows"] == []
     qs = load_questions(tmp_path / "out" / "questions.jsonl")
     assert qs[0].question == "What was Apple’s gross margin?" and qs[0].gold_files == ["2023 Q3 AAPL.pdf"]
@@ -142,8 +139,8 @@ def test_convert_cmrc_writes_paragraph_files_round_robin(tmp_path):
         ],
     }
     (shared / "cmrc2018").mkdir(parents=True)
-    (shared / convert_cmrc.DEV).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    stats = convert_cmrc.convert(shared, tmp_path / "out", holdout=1)
+    (shared / CMRC_DEV).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    stats = convert_cmrc(shared, tmp_path / "out", holdout=1)
     assert stats == {"files": 2, "questions": 4, "unanswerable": 2, "followups": 2, "standalone": 1}
     assert (tmp_path / "out" / "corpus" / "DEV_0.txt").read_text(encoding="utf-8") == "标题0\n\n第0段的内容。\n"
     qs = load_questions(tmp_path / "out" / "questions.jsonl")
@@ -156,19 +153,19 @@ def test_convert_cmrc_writes_paragraph_files_round_robin(tmp_path):
     (same,) = load_questions(tmp_path / "out" / "standalone.jsonl")
     assert same.question == same.gold_rewrite == "标题1的问题0？" and same.history == ["标题0的问题0？", "答案00"]
     mtime = (tmp_path / "out" / "corpus" / "DEV_0.txt").stat().st_mtime_ns
-    convert_cmrc.convert(shared, tmp_path / "out", holdout=1)  # unchanged files keep their mtime (cache key)
+    convert_cmrc(shared, tmp_path / "out", holdout=1)  # unchanged files keep their mtime (cache key)
     assert (tmp_path / "out" / "corpus" / "DEV_0.txt").stat().st_mtime_ns == mtime
 
 
 @pytest.mark.shared
 def test_converters_on_the_shared_sets(shared_data, tmp_path):
     ev = shared_data / "eval"
-    cast = convert_cast.convert(ev, tmp_path / "cast")
+    cast = convert_cast(ev, tmp_path / "cast")
     assert cast["questions"] > 300 and cast["files"] > 300 and cast["unanswerable"] > 20
-    sec = convert_sec10q.convert(ev, tmp_path / "sec")
+    sec = convert_sec10q(ev, tmp_path / "sec")
     assert sec["questions"] == 195 and sec["files"] == 20 and not sec["unmatched_rows"]
     assert not any("â€" in q.question for q in load_questions(tmp_path / "sec" / "questions.jsonl"))
-    cmrc = convert_cmrc.convert(ev, tmp_path / "cmrc")
+    cmrc = convert_cmrc(ev, tmp_path / "cmrc")
     assert cmrc["files"] == 800 and cmrc["questions"] > 2900
     names = {p.name for p in (tmp_path / "cmrc" / "corpus").iterdir()}
     assert all(set(q.gold_files) <= names for q in load_questions(tmp_path / "cmrc" / "questions.jsonl"))
@@ -177,3 +174,53 @@ def test_converters_on_the_shared_sets(shared_data, tmp_path):
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+PAGES = [
+    "Condensed Consolidated Statements of Operations (in millions) Total net sales 82,959 83,360",
+    "Management's discussion. Net sales were $82,959 million, down 1%. Services 19,604.",
+    "Cash flows: operating activities 98,024. Repurchases of common stock 21,865.",
+]
+
+
+def q(id_, answer, files=("10q.pdf",)):
+    return {"id": id_, "question": "?", "gold_files": list(files), "reference_answer": answer}
+
+
+def test_figures_are_located_on_their_pages_and_ambiguous_questions_dropped(tmp_path):
+    make_pdf(PAGES, tmp_path / "10q.pdf")
+    questions = [
+        q("sales", "Total net sales for the quarter ended June 25, 2022 were $82,959 million. SOURCE(S): 10q.pdf"),
+        q("cash", "Cash generated by operating activities was $98.024 billion in 2022."),
+        q("two", "Services were $19,604 million and repurchases $21,865 million."),  # on different pages
+        q("prose", "Apple did not disclose any change to its accounting policies."),
+        q("many", "It was $1,000 million, $2,000 million and $3,000 million."),
+        q("multi", "Net sales were $82,959 million.", files=("10q.pdf", "other.pdf")),
+    ]
+    kept, why = figure_questions(questions, tmp_path)
+    by_id = {k["id"]: k for k in kept}
+    assert by_id["sales"]["gold_pages"] == [1, 2] and by_id["sales"]["gold_answer"] == "$82,959 million"
+    assert by_id["cash"]["gold_pages"] == [3]
+    assert set(by_id) == {"sales", "cash"}
+    assert why == {
+        "several filings": 1,
+        "no figure": 1,
+        "too many figures": 1,
+        "figure on no page": 1,
+        "figure on too many pages": 0,
+        "kept": 2,
+    }
+
+
+def test_eval_set_command_converts_and_says_what_to_run(tmp_path, capsys):
+    shared = tmp_path / "eval"
+    data = {"data": [{"id": "A", "title": "T", "paragraphs": [{"id": "P1", "context": "C", "qas": []}]}]}
+    (shared / CMRC_DEV).parent.mkdir(parents=True)
+    (shared / CMRC_DEV).write_text(json.dumps(data), encoding="utf-8")
+    assert main(["eval-set", "cmrc", str(shared), str(tmp_path / "out"), "--holdout", "0"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.err.strip().splitlines()[-1])["files"] == 1
+    assert out.out.startswith("python -m rag_core eval --corpus ")
+    assert (tmp_path / "out" / "corpus" / "P1.txt").read_text(encoding="utf-8") == "T\n\nC\n"
+    assert main(["eval-set", "cast", str(shared), str(tmp_path / "cast")]) == 2  # no CAsT file: said, no traceback
+    assert "not found: give the shared eval folder" in capsys.readouterr().err

@@ -1,5 +1,5 @@
 """A 2,000-page PDF, built and ingested as the app does: time, peak memory, progress, cancel,
-and a question answered from page ~1,900 (issue 18.8; figures in docs/robustness.md).
+and a question answered from page ~1,900 (figures in docs/robustness.md).
 
 The PDF joins the shared corpus's long PDFs and the SEC 10-Q filings with PDFium (pypdf
 refuses so many objects), in that order, so the last ~1,000 pages are filings with figures a
@@ -7,9 +7,9 @@ question can name. Ingestion runs in this process through ``IngestionService.ing
 with a progress callback and a cancel flag, as the Upload page calls it; the parse worker is
 a child process, so the peak memory is sampled over this process and its children.
 
-    python scripts/big_pdf.py                       # build /tmp/big2000.pdf, cancel run, full run, retrieval
-    python scripts/big_pdf.py --show-page 1900      # print what page 1,900 says (to write a question)
-    python scripts/big_pdf.py --answer              # also answer with the configured model (slow on CPU)
+    python tools/big_pdf.py                       # build /tmp/big2000.pdf, cancel run, full run, retrieval
+    python tools/big_pdf.py --show-page 1900      # print what page 1,900 says (to write a question)
+    python tools/big_pdf.py --answer              # also answer with the configured model (slow on CPU)
 """
 
 from __future__ import annotations

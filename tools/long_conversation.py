@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """A 30-turn conversation over the SEC 10-Q filings, then a question about turn 2.
 
-    python scripts/long_conversation.py DATA_DIR [--turns 30] [--json]
+    python tools/long_conversation.py DATA_DIR [--turns 30] [--json]
 
 ``DATA_DIR`` is a Docent data folder holding the filings (``python -m rag_core ingest`` them,
 or point at an ``eval`` cache folder: ``<data dir>/eval-cache/<key>``). A new session asks, in
