@@ -14,7 +14,7 @@ import datetime as dt
 import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
-from rag_core import SUPPORTED_EXTS, AppContext, DocentError, IngestResult, JobView, Upload
+from rag_core import UPLOAD_LABEL, UPLOAD_TYPES, AppContext, DocentError, IngestResult, JobView, Upload
 from ui.auth import current_person
 from ui.confirm import confirm
 from ui.context import require_context
@@ -199,8 +199,8 @@ st.title("📤 Upload")
 mismatch_notice(ctx)
 
 uploads = st.file_uploader(
-    "Add PDF, Word (.docx), HTML, text or Markdown files",
-    type=sorted(ext.lstrip(".") for ext in SUPPORTED_EXTS),
+    UPLOAD_LABEL,
+    type=UPLOAD_TYPES,
     accept_multiple_files=True,
     help="Each file is parsed, split into passages, embedded and stored, in the background. "
     "A file with the name of an indexed but different file asks first: replace it, or keep both.",

@@ -25,7 +25,7 @@ from rag_core.errors import (
 from rag_core.exchange import ImportReport, export_json, export_markdown, export_session, import_session
 from rag_core.ingestion import Conflict, IngestionService, IngestResult
 from rag_core.jobs import JobRunner, JobView, Upload
-from rag_core.loaders import SUPPORTED_EXTS
+from rag_core.loaders import SUPPORTED_EXTS, UPLOAD_LABEL, UPLOAD_TYPES
 from rag_core.payloads import EvalResult, Source
 from rag_core.settings import DocentSettings, RetrievalSettings, env_pinned_fields, load_settings, save_settings
 from rag_core.storage import Busy, DocumentRecord, Message, Session, SessionBusyError
@@ -34,6 +34,8 @@ from rag_core.viewer import PageImage, PassageContext, Viewer
 
 __all__ = [
     "SUPPORTED_EXTS",
+    "UPLOAD_LABEL",
+    "UPLOAD_TYPES",
     "AppContext",
     "Busy",
     "ChatService",

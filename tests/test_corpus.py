@@ -19,6 +19,7 @@ import pytest
 
 from rag_core import build_context
 from rag_core.health import check
+from rag_core.loaders import SUPPORTED_LABEL
 from tests.pdfgen import ZEPHYR_PAGES, encrypt_pdf, make_pdf, make_scanned_pdf
 from tests.test_formats import make_docx, make_image_pdf, para, table
 
@@ -52,7 +53,7 @@ CORPUS_REFUSED = {
     "docs/fake-text-all-whitespace.txt": "empty file",
     "docs/fake-doc.rtf": "unsupported type .rtf",
     "docs/fake.odt": "unsupported type .odt",
-    "docs/simple.doc": "unsupported type .doc (supported: PDF, Word .docx, HTML, TXT, Markdown; old Word format",
+    "docs/simple.doc": f"unsupported type .doc (supported: {SUPPORTED_LABEL}; old Word format",
     "docs/winter-sports.epub": "unsupported type .epub",
     "docs/img/chi_sim_image.jpeg": "unsupported type .jpeg",
     "docs/img/jpn-vert.jpeg": "unsupported type .jpeg",

@@ -299,8 +299,33 @@ def test_text_and_html_refusals(tmp_path, name, data, reason):
 def test_unsupported_types_name_the_type_and_what_is_supported(tmp_path, name, hint):
     reason = refused(tmp_path, name, b"anything")
     ext = Path(name).suffix.lower()
-    assert reason.startswith(f"unsupported type {ext} (supported: PDF, Word .docx, HTML, TXT, Markdown")
-    assert (hint in reason) if hint else reason.endswith("Markdown)")
+    assert reason.startswith(f"unsupported type {ext} (supported: {loaders.SUPPORTED_LABEL}")
+    assert (hint in reason) if hint else reason.endswith(f"{loaders.FORMATS[-1].label})")
+
+
+def test_one_format_table_names_every_format_everywhere():
+    """The extensions, kinds, the refusal's label and the Upload page's types and label are all
+    built from ``FORMATS``: a format added there is accepted, named and read everywhere."""
+    every = {ext for f in loaders.FORMATS for ext in f.extensions}
+    assert every == loaders.SUPPORTED_EXTS and sorted(e.lstrip(".") for e in every) == loaders.UPLOAD_TYPES
+    assert all(ext == ext.lower() and ext.startswith(".") for ext in every)
+    assert len(every) == sum(len(f.extensions) for f in loaders.FORMATS)  # no extension in two rows
+    for f in loaders.FORMATS:
+        assert f.label in loaders.SUPPORTED_LABEL and f.noun in loaders.UPLOAD_LABEL
+        for ext in f.extensions:
+            assert loaders.kind_of(f"a{ext.upper()}") == f.kind and loaders.supported(f"a{ext}")
+    assert ", ".join(f.label for f in loaders.FORMATS) == loaders.SUPPORTED_LABEL
+    assert loaders.extensions_of("pdf") == loaders.PDF_EXTS and ".pdf" in loaders.PDF_EXTS
+
+
+@pytest.mark.parametrize("ext", sorted(loaders.SUPPORTED_EXTS))
+def test_each_extension_is_read_by_its_formats_reader(tmp_path, ext):
+    data = {".pdf": make_pdf(["Zephyr pump"]), ".docx": make_docx(para("Zephyr pump"))}.get(ext, b"Zephyr pump\n")
+    path = tmp_path / f"f{ext}"
+    path.write_bytes(data)
+    loaded = load_file(path, path.name, "sha")
+    assert loaded.kind == loaders.kind_of(path.name)
+    assert "Zephyr pump" in " ".join(d.text for d in loaded.documents)
 
 
 # --------------------------------------------------------------------------- pdf pages without text

@@ -19,6 +19,7 @@ from rag_core.cli.evalsets import register_eval_sets
 from rag_core.cli.measure import register_eval
 from rag_core.cli.serving import register_serving
 from rag_core.errors import DocentError
+from rag_core.loaders import SUPPORTED_LABEL
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sub = p.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("ingest", help="add or update files/folders (PDF, DOCX, HTML, TXT, Markdown)")
+    s = sub.add_parser("ingest", help=f"add or update files/folders ({SUPPORTED_LABEL})")
     s.add_argument("paths", nargs="+")
     s.add_argument("--json", action="store_true", help="one JSON object per file")
     s.add_argument("--strict", action="store_true", help="exit 1 if any file failed")

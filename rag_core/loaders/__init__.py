@@ -4,6 +4,9 @@ Every refusal is an ``IngestError`` whose reason a person can act on ("encrypted
 a password", "no text layer: scanned pages need OCR", "unsupported type .epub (...)",
 "empty file"); nothing here lets a library's exception escape for a bad file.
 
+The formats, their extensions, labels and readers are one table, ``FORMATS`` in
+``formats.py``; everything that names them is built from it:
+
 - PDF (``pdf.py``): one Document per page, PDFium with pypdf as the fallback; pages without
   a text layer read by OCR (``ocr.py``) when asked.
 - DOCX (``docx.py``): the WordprocessingML inside the ZIP, split on heading styles.
@@ -24,8 +27,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from llama_index.core.schema import Document
-
 from rag_core.errors import IngestError
 from rag_core.loaders.budget import load_file_guarded
 from rag_core.loaders.budget import warm as warm_reader
@@ -33,21 +34,29 @@ from rag_core.loaders.documents import (
     HIDDEN_KEYS,
     MAX_TEXT_CHARS,
     LoadedFile,
-    doc_metadata,
-    hide_metadata,
     split_long,
     too_much_text,
 )
-from rag_core.loaders.docx import MAX_UNPACKED_XML, MAX_XML_ELEMENTS, load_docx
-from rag_core.loaders.html import decode_html, load_html
+from rag_core.loaders.docx import MAX_UNPACKED_XML, MAX_XML_ELEMENTS
+from rag_core.loaders.formats import (
+    FORMATS,
+    SUPPORTED_EXTS,
+    SUPPORTED_LABEL,
+    UPLOAD_LABEL,
+    UPLOAD_TYPES,
+    Format,
+    extensions_of,
+    format_of,
+)
+from rag_core.loaders.html import decode_html
 from rag_core.loaders.ocr import OcrPage, OcrRequest
-from rag_core.loaders.pdf import load_pdf
 from rag_core.loaders.reasons import sniff
-from rag_core.loaders.sections import Block, markdown_blocks, section_documents
+from rag_core.loaders.sections import Block
 from rag_core.loaders.text import decode_text
 
 __all__ = [
     "DOCX_EXTS",
+    "FORMATS",
     "HIDDEN_KEYS",
     "HTML_EXTS",
     "MAX_TEXT_CHARS",
@@ -58,13 +67,18 @@ __all__ = [
     "SUPPORTED_EXTS",
     "SUPPORTED_LABEL",
     "TEXT_EXTS",
+    "UPLOAD_LABEL",
+    "UPLOAD_TYPES",
     "Block",
+    "Format",
     "LoadedFile",
     "OcrPage",
     "OcrRequest",
     "check_supported",
     "decode_html",
     "decode_text",
+    "extensions_of",
+    "format_of",
     "kind_of",
     "load_file",
     "load_file_guarded",
@@ -73,13 +87,11 @@ __all__ = [
     "warm_reader",
 ]
 
-PDF_EXTS = {".pdf"}
-DOCX_EXTS = {".docx"}
-HTML_EXTS = {".html", ".htm", ".xhtml"}
-TEXT_EXTS = {".txt", ".text"}
-MD_EXTS = {".md", ".markdown"}
-SUPPORTED_EXTS = PDF_EXTS | DOCX_EXTS | HTML_EXTS | TEXT_EXTS | MD_EXTS
-SUPPORTED_LABEL = "PDF, Word .docx, HTML, TXT, Markdown"
+PDF_EXTS = extensions_of("pdf")
+DOCX_EXTS = extensions_of("docx")
+HTML_EXTS = extensions_of("html")
+TEXT_EXTS = extensions_of("text")
+MD_EXTS = extensions_of("markdown")
 
 # Formats people try, and what to do instead. Everything else gets the plain refusal.
 _CONVERT = "export it as PDF or .docx"
@@ -97,7 +109,7 @@ _UNSUPPORTED_HINTS = {
 
 
 def supported(name: str) -> bool:
-    return Path(name).suffix.lower() in SUPPORTED_EXTS
+    return format_of(name) is not None
 
 
 def unsupported_reason(name: str) -> str:
@@ -110,11 +122,8 @@ def unsupported_reason(name: str) -> str:
 
 def kind_of(name: str) -> str:
     """The ``kind`` a loader gives a file of this name (pdf, docx, html, markdown, text)."""
-    ext = Path(name).suffix.lower()
-    for exts, kind in ((PDF_EXTS, "pdf"), (DOCX_EXTS, "docx"), (HTML_EXTS, "html"), (MD_EXTS, "markdown")):
-        if ext in exts:
-            return kind
-    return "text"
+    found = format_of(name)
+    return found.kind if found else "text"
 
 
 def check_supported(name: str) -> None:
@@ -136,29 +145,18 @@ def load_file(path: Path, name: str, sha256: str, ocr: OcrRequest | None = None)
 
 def _load(path: Path, name: str, sha256: str, ocr: OcrRequest | None) -> LoadedFile:
     check_supported(name)
-    ext = Path(name).suffix.lower()
+    found = format_of(name)
+    assert found is not None
     try:
         data = path.read_bytes()
     except OSError as e:
         raise IngestError(name, f"cannot read the file ({e.strerror or type(e).__name__})") from e
     if not data.strip():
         raise IngestError(name, "empty file")
-    if ext in PDF_EXTS:
-        return load_pdf(path, data, name, sha256, ocr)
-    if ext in DOCX_EXTS:
-        return _split(load_docx(data, name, sha256))
-    _refuse_binary(data, name, ext)
-    if ext in HTML_EXTS:
-        return _split(load_html(data, name, sha256))
-    text = decode_text(data, name)
-    if not text.strip():
-        raise IngestError(name, "empty file (only whitespace)")
-    if ext in MD_EXTS:
-        docs = section_documents(markdown_blocks(text), name, sha256)
-        return _split(LoadedFile(name, docs, pages=0, kind="markdown"))
-    doc = Document(id_=f"{name}::text", text=text, metadata=doc_metadata(name, sha256))
-    hide_metadata(doc)
-    return _split(LoadedFile(name, [doc], pages=0, kind="text"))
+    if found.text:
+        _refuse_binary(data, name, Path(name).suffix.lower())
+    loaded = found.read(path, data, name, sha256, ocr)
+    return _split(loaded) if found.split else loaded
 
 
 def _split(loaded: LoadedFile) -> LoadedFile:
