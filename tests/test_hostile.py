@@ -177,3 +177,57 @@ def test_cli_folder_ingest_says_which_links_it_skipped_and_why(tmp_path, booby_t
     assert lines["real.txt"].startswith("indexed")
     assert lines["shadow.txt"].startswith("failed") and "outside the folder" in lines["shadow.txt"]
     assert "password hashes" not in run(["ask", "what are the password hashes?"], tmp_path / "data").stdout.decode()
+
+
+# ============================================================================ 9. names, the data folder, progress
+def test_a_file_name_that_is_not_utf8_keeps_its_byte(ctx, tmp_path):
+    folder = tmp_path / "latin1"
+    folder.mkdir()
+    odd = os.fsdecode(b"caf\xe9.txt")  # as the file system lists it: the byte is not UTF-8
+    (folder / odd).write_text("The café opens at nine.")
+    (folder / "caf.txt").write_text("A different file: the caf of the office.")
+    results = {r.file: r for r in ctx.ingestion.ingest_paths([folder])}
+    assert {n: r.status for n, r in results.items()} == {"caf%E9.txt": "indexed", "caf.txt": "indexed"}
+    assert (ctx.settings.paths.files / "caf%E9.txt").read_text() == "The café opens at nine."
+    [named] = ctx.ingestion.ingest_paths([folder / odd])  # named on its own: the same name, unchanged
+    assert (named.file, named.status) == ("caf%E9.txt", "skipped")
+
+
+def test_an_empty_data_dir_variable_is_an_error_that_says_the_fix(tmp_path):
+    from rag_core.settings import load_settings
+
+    for empty in ("", "  "):
+        with pytest.raises(ConfigError) as caught:
+            load_settings({"DOCENT_DATA_DIR": empty})
+        said = str(caught.value)
+        assert "DOCENT_DATA_DIR" in said and "empty" in said and str(Path.home() / ".docent") in said
+    given = load_settings({"DOCENT_DATA_DIR": ""}, data_dir=tmp_path / "given")  # --data-dir says which
+    assert given.data_dir == tmp_path / "given"
+
+
+@pytest.mark.slow  # `python -m rag_core` processes
+def test_cli_with_an_empty_data_dir_says_so_in_one_line(tmp_path):
+    home = tmp_path / "home"
+    p = run(["docs", "list"], "", extra_env={"HOME": str(home)})
+    err = p.stderr.decode()
+    assert p.returncode == 2 and "DOCENT_DATA_DIR" in err and "Traceback" not in err and err.count("\n") == 1
+    assert not (home / ".docent").exists()  # nothing written to the folder it did not choose
+
+
+@pytest.mark.slow  # a `python -m rag_core ingest --json` process, its output a pipe
+def test_ingest_json_to_a_pipe_reports_progress_as_json_lines_on_stderr(tmp_path):
+    from tests.pdfgen import ZEPHYR_PAGES, make_pdf
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    make_pdf(ZEPHYR_PAGES * 4, folder / "long.pdf")
+    (folder / "short.txt").write_text("Bananas are yellow.")
+    p = run(["ingest", "--json", str(folder)], tmp_path / "data")
+    assert p.returncode == 0, p.stderr.decode()
+    results = [json.loads(line) for line in p.stdout.decode().splitlines()]
+    assert {r["file"] for r in results} == {"long.pdf", "short.txt"}  # stdout stays one object per file
+    progress = [json.loads(line) for line in p.stderr.decode().splitlines() if line.strip()]
+    assert progress and all(set(x) >= {"progress", "message"} for x in progress)
+    assert any(x["progress"] < 1 for x in progress)
+    for name in ("long.pdf", "short.txt"):
+        assert any(x["progress"] == 1 and x["message"].startswith(name) for x in progress), progress

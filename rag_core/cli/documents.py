@@ -23,7 +23,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     progress = progress_to_stderr(args.json)
     policy: OnConflict = "replace" if args.replace else "keep_both" if args.keep_both else "ask"
     for r in ctx.ingestion.ingest_each(iter_inputs([Path(p) for p in args.paths]), progress, on_conflict=policy):
-        if progress:
+        if not args.json:
             clear_line()
         failed += r.status == "failed"
         conflicts += r.conflict

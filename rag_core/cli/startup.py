@@ -13,14 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.context import AppContext, build_context
+from rag_core.errors import ConfigError
 from rag_core.settings import DocentSettings, load_settings, saved_notice
 
 
 def settings_for(args: argparse.Namespace, *, announce: bool = True, **given: Any) -> DocentSettings:
     """The settings for this command: ``--data-dir`` and ``given`` over the environment and
     ``settings.json``. With ``announce``, a notice about unusable saved values goes to stderr."""
-    if getattr(args, "data_dir", None):
-        given["data_dir"] = Path(args.data_dir)
+    folder = getattr(args, "data_dir", None)
+    if folder is not None and not folder.strip():
+        raise ConfigError("--data-dir is empty: give the folder that holds your data, or leave the option out.")
+    if folder:
+        given["data_dir"] = Path(folder)
     settings = load_settings(**given)
     notice = saved_notice(settings)
     if announce and notice:

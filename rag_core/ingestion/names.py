@@ -60,13 +60,17 @@ def index_target(
 
 def safe_name(name: str) -> str:
     """A display/identity name: NFC, no control characters, no '..' or absolute parts,
-    and no part longer than the file system takes (the stored copy is a file of that name)."""
+    and no part longer than the file system takes (the stored copy is a file of that name).
+    A byte of a file name that is not UTF-8 (``caf\\xe9.txt``, listed as a lone surrogate) is
+    kept as ``%E9``: never dropped, so the name stays that file's alone."""
+    name = _UNDECODED.sub(lambda m: f"%{ord(m.group()) - 0xDC00:02X}", name)
     name = unicodedata.normalize("NFC", name).replace("\\", "/")
     name = "".join(c for c in name if unicodedata.category(c)[0] != "C")
     parts = [_fit(p) for p in name.split("/") if p not in ("", ".", "..")]
     return "/".join(parts).strip() or "unnamed"
 
 
+_UNDECODED = re.compile("[\udc80-\udcff]")  # how Python lists a name's bytes that are not UTF-8
 MAX_NAME_BYTES = 200  # per path part; file systems allow 255 bytes, and '.tmp' is added while copying
 
 
