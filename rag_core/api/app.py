@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, HTTPException
+from fastapi_offline import FastAPIOffline
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rag_core.api import documents, openai_compat, sessions
@@ -65,7 +66,8 @@ class BodyLimit:
 
 def create_app(ctx: AppContext, keys: ApiKeys | None = None) -> FastAPI:
     """The API over ``ctx``; ``keys``: the keys it accepts (none: every request is the local person's)."""
-    app = FastAPI(title="Docent API", version="1", description=DESCRIPTION)
+    # Swagger UI (/docs) and ReDoc (/redoc) from files inside the package: no CDN, offline like the rest
+    app = FastAPIOffline(title="Docent API", version="1", description=DESCRIPTION)
     app.state.ctx = ctx
     app.state.keys = keys or ApiKeys()
     app.state.jobs = JobBook()
