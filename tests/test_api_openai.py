@@ -118,3 +118,18 @@ def test_an_answer_is_regenerated_through_the_session_route(setup):
     again = client.post(f"/api/sessions/{sid}/messages", json={"regenerate": True, "stream": False}).json()
     assert again["answer"] == "second answer"
     assert [m.content for m in ctx.sessions.messages(sid)] == [QUESTION, "second answer"]
+
+
+def test_the_benchmark_times_the_api_against_the_cli_path(setup):
+    from rag_core.bench.api import bench_api, summary
+
+    _, ctx, _ = setup
+    said: list[str] = []
+    result = bench_api(ctx, [QUESTION, "How much current does one Zephyr pump draw?"], said.append, runs=2)
+    assert result["questions"] == 2 and len(result["rows"]) == 4 and len(said) == 4
+    for name in ("sources", "ttft"):
+        assert result[f"api_{name}_p50_s"] > 0 and result[f"cli_{name}_p50_s"] > 0
+        assert result[f"api_{name}_vs_cli"] > 0 and isinstance(result[f"api_{name}_within_ms"], bool)
+    lines = summary(result)
+    assert lines[0].startswith("time to sources") and "API/CLI" in lines[1]
+    assert len(ctx.sessions.list()) == 2 * (4 + 1)  # each path, each question, in a new session

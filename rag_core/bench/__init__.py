@@ -8,6 +8,7 @@ with the raw figures beside it; ``docs/performance.md`` has the table and the co
     python -m rag_core bench --files [--files-growth N] [--json]   # many small files (rag_core.bench.files)
     python -m rag_core bench --team [--people 20] [--json]  # people at once on the team's servers
     python -m rag_core bench --follow-ups           # follow-ups, reading ahead on and off
+    python -m rag_core bench --api [--api-runs N]   # the HTTP API against the CLI path (rag_core.bench.api)
 
 With ``--json`` the last line is one object: ``{"targets": {name: {"value", "target", "met"}},
 "answer", "follow_up", "ingest", "delete", "retrieval", "app", ...}``; with PDFs given, the
@@ -234,6 +235,14 @@ def run(args: argparse.Namespace) -> int:
         levers = run_levers(settings, docs, found, args.busy_n, report, only)
         print(json.dumps({"date": dt.date.today().isoformat(), "commit": _commit(), **levers}, default=str))
         return 0
+    if args.api:
+        from rag_core.bench.api import run_api, summary
+
+        figures = run_api(settings, args, report)
+        if not args.json:
+            print("\n".join(summary(figures)))
+        print(json.dumps({"date": dt.date.today().isoformat(), "commit": _commit(), "api": figures}, default=str))
+        return 0
     if args.follow_ups:
         figures = run_follow_up_levers(settings, args, report)
         print(json.dumps({"date": dt.date.today().isoformat(), "commit": _commit(), **figures}, default=str))
@@ -307,6 +316,13 @@ def register_cli(sub: Any) -> None:
         action="store_true",
         help="only the follow-up figures (followup_vs_first), reading ahead (llm_read_ahead) on and off",
     )
+    s.add_argument(
+        "--api",
+        action="store_true",
+        help="only the HTTP API against the CLI path: time to sources and to the first token, the same questions "
+        "through `serve-api`'s app on loopback and through ChatService.turn, as ratios",
+    )
+    s.add_argument("--api-runs", type=int, default=1, help="with --api: times each question is asked on each path")
     s.add_argument("--max-pages", type=int, default=100, help="with PDFs: pages per PDF at most")
     s.add_argument("--max-chunks", type=int, default=200, help="with PDFs: chunks to embed")
     s.add_argument("--llm", action="store_true", help="with PDFs: also time the configured LLM")
