@@ -19,7 +19,7 @@ from rag_core.exchange import parse_export
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(args, data_dir, extra_env=None, timeout=300):
+def run(args, data_dir, extra_env=None, timeout=300, stdin=None):
     env = {
         **os.environ,
         "DOCENT_DATA_DIR": str(data_dir),
@@ -31,6 +31,7 @@ def run(args, data_dir, extra_env=None, timeout=300):
         [sys.executable, "-m", "rag_core", *args],
         cwd=ROOT,
         env=env,
+        input=stdin,
         capture_output=True,
         timeout=timeout,
     )
@@ -231,3 +232,58 @@ def test_ingest_json_to_a_pipe_reports_progress_as_json_lines_on_stderr(tmp_path
     assert any(x["progress"] < 1 for x in progress)
     for name in ("long.pdf", "short.txt"):
         assert any(x["progress"] == 1 and x["message"].startswith(name) for x in progress), progress
+
+
+# ============================================================================ 6. NUL bytes, SQLite and PostgreSQL alike
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request, make_settings, llm, tmp_path):
+    """A context on docent.db, or on a real PostgreSQL server (tests/pgserver.py)."""
+    from rag_core import build_context
+
+    url = request.getfixturevalue("pg_url") if request.param == "postgres" else None
+    return build_context(make_settings(database_url=url, files_dir=tmp_path / "files"), llm=llm)
+
+
+def test_a_nul_byte_in_a_question_or_a_document_is_taken_alike_on_both_databases(backend, tmp_path):
+    ctx = backend
+    folder = tmp_path / "nul"
+    folder.mkdir()
+    (folder / "pump.txt").write_bytes(b"The Zephyr pump\x00 delivers 42 litres per minute.\n")
+    (folder / "n\x01ame.md").write_text("# Heading\x00 one\nThe valve is made of brass.\n")
+    results = {r.file: r for r in ctx.ingestion.ingest_paths([folder])}
+    assert {r.status for r in results.values()} == {"indexed"}, results
+    session = ctx.sessions.create("nul\x00 chat")
+    turn = ctx.chat.ask("How many litres\x00 does the Zephyr pump deliver?", session.id)
+    assert "pump.txt" in {s["file"] for s in turn.sources}
+    stored = ctx.sessions.messages(session.id)
+    assert [m.role for m in stored] == ["user", "assistant"]
+    assert stored[0].content == "How many litres does the Zephyr pump deliver?"  # the NUL dropped, nothing else
+    assert ctx.sessions.get(session.id).name == "nul chat"
+    assert all("\x00" not in s["text"] for s in turn.sources)
+    ctx.sessions.rename(session.id, "re\x00named")
+    assert ctx.sessions.get(session.id).name == "renamed"
+    from rag_core.exchange import export_json, import_session
+
+    exported = export_json(ctx, session.id).replace("How many litres", "How many\\u0000 litres")
+    exported = exported.replace("42 litres", "42\\u0000 litres")  # in the passages the answer cites
+    report = import_session(ctx, exported)
+    imported = ctx.sessions.messages(report.session_id)
+    assert imported[0].content == "How many litres does the Zephyr pump deliver?"
+    assert any("42 litres" in s["text"] for s in imported[1].sources)
+    assert all("\x00" not in s["text"] for s in imported[1].sources)
+
+
+@pytest.mark.slow  # `python -m rag_core` processes on a real PostgreSQL server
+def test_cli_chat_and_ingest_take_a_nul_on_postgres(tmp_path, pg_url):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "pump.txt").write_bytes(b"The Zephyr pump\x00 delivers 42 litres per minute.\n")
+    team = {"DOCENT_DATABASE_URL": pg_url}
+    ingested = run(["ingest", "--json", str(folder)], tmp_path / "data", extra_env=team)
+    assert json.loads(ingested.stdout)["status"] == "indexed", ingested.stderr.decode()
+    chat = run(
+        ["chat", "--session", "s"], tmp_path / "data", extra_env=team, stdin=b"How many litres\x00 per minute?\n"
+    )
+    err = chat.stderr.decode()
+    assert chat.returncode == 0 and "Traceback" not in err and "DataError" not in err, err
+    assert "42" in chat.stdout.decode()

@@ -84,6 +84,7 @@ def parse_export(data: dict | bytes | str) -> _Export:
             raise ConfigError(_TOO_DEEP) from None
     if _depth_over(data, MAX_IMPORT_DEPTH):
         raise ConfigError(_TOO_DEEP)
+    data = _without_nul(data)
     if not isinstance(data, dict) or "docent_export" not in data:
         raise ConfigError("Not a Docent session export: it has no 'docent_export' field.")
     version = data["docent_export"]
@@ -125,6 +126,17 @@ def _depth_over(data: Any, limit: int) -> bool:
             return True
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
     return False
+
+
+def _without_nul(value: Any) -> Any:
+    """``value`` with NUL dropped from its strings, as the databases take text (``depth`` checked)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    return value
 
 
 def _check_limits(export: _Export) -> None:

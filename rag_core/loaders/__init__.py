@@ -137,6 +137,12 @@ def load_file(path: Path, name: str, sha256: str, ocr: OcrRequest | None = None)
     A file that yields more than ``MAX_TEXT_CHARS`` of text is refused here, where it was read
     (in the worker: within the parse budget), not after hours of embedding."""
     loaded = _load(path, name, sha256, ocr)
+    for doc in loaded.documents:  # a NUL is no text: PostgreSQL refuses it, and SQLite must hold what it holds
+        if "\x00" in doc.text:
+            doc.set_content(doc.text.replace("\x00", ""))
+        for key, value in doc.metadata.items():
+            if isinstance(value, str) and "\x00" in value:
+                doc.metadata[key] = value.replace("\x00", "")
     chars = sum(len(d.text) for d in loaded.documents)
     if chars > MAX_TEXT_CHARS:
         raise IngestError(name, too_much_text(chars, MAX_TEXT_CHARS))

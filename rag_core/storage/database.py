@@ -8,16 +8,32 @@ team's server, chosen by ``DOCENT_DATABASE_URL``). Both apply the same numbered 
 says how (``rag_core.storage.dialect``).
 
 Keys never reach a database: nothing here stores settings.
+
+Text reaches either database without NUL characters (``without_nul``): PostgreSQL refuses
+them in text, SQLite would keep them, and a question or a name must be taken alike by both.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from rag_core.storage.dialect import Dialect
+
+
+def without_nul(parameters: Sequence[Any] | Mapping[str, Any]) -> Any:
+    """A statement's parameters with every NUL dropped from their text: what a NUL in a
+    question, a name or a pasted passage becomes on both backends (it is never text anyone
+    meant: a binary paste, UTF-16 read as bytes)."""
+
+    def clean(value: Any) -> Any:
+        return value.replace("\x00", "") if isinstance(value, str) and "\x00" in value else value
+
+    if isinstance(parameters, Mapping):
+        return {k: clean(v) for k, v in parameters.items()}
+    return tuple(clean(v) for v in parameters)
 
 
 class Row(Protocol):

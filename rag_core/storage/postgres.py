@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from rag_core import postgres
-from rag_core.storage.database import Database, Row
+from rag_core.storage.database import Database, Row, without_nul
 from rag_core.storage.dialect import POSTGRES
 from rag_core.storage.migrations import MIGRATIONS
 
@@ -51,7 +51,7 @@ class _Transaction:
         self._conn = conn
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> _Cursor:
-        return _Cursor(self._conn.execute(postgres.placeholders(sql), tuple(parameters)))
+        return _Cursor(self._conn.execute(postgres.placeholders(sql), without_nul(parameters)))
 
 
 class PostgresDatabase(Database):
@@ -72,7 +72,7 @@ class PostgresDatabase(Database):
 
     def query(self, sql: str, params: tuple = ()) -> list[Row]:
         with postgres.borrowed(self.url) as conn, postgres.translated(self.url):
-            rows = conn.execute(postgres.placeholders(sql), params).fetchall()
+            rows = conn.execute(postgres.placeholders(sql), without_nul(params)).fetchall()
             conn.rollback()  # a read leaves no transaction open in the pool
             return rows
 

@@ -21,9 +21,22 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.errors import DatabaseDamagedError, DiskFullError, damaged, disk_full, free_bytes, translated
-from rag_core.storage.database import Database, Row
+from rag_core.storage.database import Database, Row, without_nul
 from rag_core.storage.dialect import SQLITE
 from rag_core.storage.migrations import MIGRATIONS
+
+
+class _Transaction:
+    """A transaction's connection whose statements take their text as PostgreSQL's do (no NUL)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        return self._conn.execute(sql, without_nul(parameters))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
 
 
 class SQLiteDatabase(Database):
@@ -118,7 +131,7 @@ class SQLiteDatabase(Database):
             self._local.conn = None
 
     @contextmanager
-    def connect(self) -> Iterator[sqlite3.Connection]:
+    def connect(self) -> Iterator[_Transaction]:
         """A transaction: committed on success, rolled back on error."""
         if self.full and not self._writable_again():
             raise DiskFullError(self.full.folder, free_bytes(self.full.folder))
@@ -126,7 +139,7 @@ class SQLiteDatabase(Database):
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                yield conn
+                yield _Transaction(conn)
             except BaseException:
                 if conn.in_transaction:  # SQLite has rolled back itself after SQLITE_FULL
                     conn.execute("ROLLBACK")
@@ -139,7 +152,7 @@ class SQLiteDatabase(Database):
 
     def query(self, sql: str, params: tuple = ()) -> list[Row]:
         try:
-            return self._connection().execute(sql, params).fetchall()
+            return self._connection().execute(sql, without_nul(params)).fetchall()
         except sqlite3.DatabaseError as e:
             raise translated(self.path, e) from e
 
