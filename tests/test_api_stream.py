@@ -147,3 +147,23 @@ def test_a_client_that_goes_away_stops_the_model_and_the_part_written_is_kept(se
     assert llm._closed == ["client-7"]  # the model's stream was closed: llama.cpp stops generating
     assert llm._written.count("client-7") < WORDS // 2
     assert ctx.sessions.claims.holder(sid) is None  # the session is free for the next question
+
+
+def test_a_second_question_in_the_session_waits_says_so_and_follows_the_first_answer(served):
+    base, ctx, llm = served
+    llm._pause = 0.03
+    sid = ctx.sessions.create("one at a time").id
+    first: list = []
+    asking = threading.Thread(target=lambda: first.extend(ask(base, sid, "Zephyr pump flow, client-1?")))
+    asking.start()
+    deadline = time.monotonic() + 10
+    while ctx.sessions.claims.holder(sid) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    second = ask(base, sid, "And its current, client-2?")
+    asking.join(30)
+    assert second[0][0] == "waiting" and "answering another question" in second[0][1]["detail"]
+    assert [k for k, _ in second][-2:] == ["message", "done"] and first[-1] == ("done", {"ok": True})
+    stored = ctx.sessions.messages(sid)
+    assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
+    assert stored[1].content.startswith("client-1") and stored[3].content == second[-2][1]["answer"]
+    assert stored[2].content == "And its current, client-2?"  # asked after the first answer was stored

@@ -18,7 +18,7 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Response
@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from rag_core.api.deps import Ctx, person_of
-from rag_core.api.streaming import SSE_HEADERS, answered_json, run_turn
+from rag_core.api.streaming import SSE_HEADERS, Start, Waiting, answered_json, run_turn
 from rag_core.chat import Turn
 from rag_core.chat.messages import History, count_tokens
 from rag_core.errors import DocentError, NotFoundError
@@ -126,15 +126,15 @@ async def completions(ctx: Ctx, body: CompletionRequest) -> Response:
         await run_in_threadpool(ctx.sessions.get, session_id)  # 404 before anything else
     await run_in_threadpool(ctx.chat.check_question, question)
 
-    def start() -> Turn:
+    def start(waiting: Waiting | None = None) -> Turn:
         if session_id is not None:
-            return ctx.chat.turn(question, session_id)
+            return ctx.chat.turn(question, session_id, waiting=waiting)
         return ctx.chat.turn(question, None, history=history)
 
     cid = _completion_id()
     if body.stream:
         return StreamingResponse(_chunks(cid, start), media_type="text/event-stream", headers=SSE_HEADERS)
-    turn = await run_in_threadpool(start)
+    turn = await run_in_threadpool(start, None)
     try:
         await run_in_threadpool(turn.result)
     except BaseException:
@@ -175,7 +175,7 @@ def _chunk(cid: str, delta: dict[str, Any], finish: str | None = None, **extra: 
     return f"data: {json.dumps(chunk, ensure_ascii=False, default=str)}\n\n"
 
 
-async def _chunks(cid: str, start: Callable[[], Turn]) -> AsyncIterator[str]:
+async def _chunks(cid: str, start: Start) -> AsyncIterator[str]:
     """The turn as OpenAI's chunks: the role and the sources first, the words, then the end
     with the stored answer in ``docent``; an error as OpenAI's ``error`` event."""
     began = False

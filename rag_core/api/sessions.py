@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from rag_core.api.deps import Ctx, chat_of, person_of
-from rag_core.api.streaming import SSE_HEADERS, answered_json, sse_events
+from rag_core.api.streaming import SSE_HEADERS, Waiting, answered_json, sse_events
+from rag_core.chat import Turn
 from rag_core.exchange import export_json, export_markdown, import_session
 from rag_core.storage import Message, Session
 
@@ -145,11 +146,11 @@ async def ask(ctx: Ctx, session_id: str, body: Question, use_optimized: bool = O
     if not body.regenerate:
         await run_in_threadpool(chat.check_question, body.question)  # 400 for an empty question
 
-    def start():  # in the turn's thread: claims the session, stores the question, searches
-        return chat.turn(body.question, session_id, rewrite=body.rewrite, regenerate=body.regenerate)
+    def start(waiting: Waiting | None = None) -> Turn:  # claims the session, stores the question, searches
+        return chat.turn(body.question, session_id, rewrite=body.rewrite, regenerate=body.regenerate, waiting=waiting)
 
     if not body.stream:
-        turn = await run_in_threadpool(start)
+        turn = await run_in_threadpool(start, None)
         try:
             await run_in_threadpool(turn.result)
         except BaseException:

@@ -26,12 +26,15 @@ from typing import Any
 from rag_core.api.errors import status_for
 from rag_core.chat import Turn
 from rag_core.errors import DocentError
+from rag_core.storage import Busy
 
 logger = logging.getLogger(__name__)
 
 INTERNAL = "Internal error while answering; the server log has the details. Your question is kept; try again."
 
-Event = tuple[str, dict[str, Any]]  # (kind, data): sources | token | message | error
+Event = tuple[str, dict[str, Any]]  # (kind, data): waiting | sources | token | message | error
+Waiting = Callable[[Busy], None]
+Start = Callable[[Waiting], Turn]  # starts the turn (ChatService.turn), hearing what it waits for
 
 
 def turn_json(turn: Turn) -> dict[str, Any]:
@@ -62,11 +65,23 @@ class TurnRun:
     """One turn, run by ``work`` in a worker thread; ``put`` hands each event on, ``leave``
     says the client went away."""
 
-    def __init__(self, start: Callable[[], Turn], put: Callable[[Event | None], None]) -> None:
+    def __init__(self, start: Start, put: Callable[[Event | None], None]) -> None:
         self.start, self.put = start, put
         self.gone = threading.Event()
         self.turn: Turn | None = None
         self._lock = threading.Lock()
+        self._waited = False
+
+    def waiting(self, busy: Busy) -> None:
+        """The session answers another question first (the app, the CLI, another client):
+        said once; a client that goes away meanwhile stops the wait, its question not asked."""
+        if self.gone.is_set():
+            raise DocentError("The client went away while its question waited; it was not asked.")
+        if not self._waited:
+            self._waited = True
+            self.put(
+                ("waiting", {"detail": f"This conversation is answering another question first: {busy.describe()}."})
+            )
 
     def leave(self) -> None:
         with self._lock:
@@ -86,7 +101,7 @@ class TurnRun:
             self.put(None)
 
     def _work(self) -> None:
-        turn = self.start()
+        turn = self.start(self.waiting)
         with self._lock:
             self.turn = turn
             gone = self.gone.is_set()
@@ -113,7 +128,7 @@ class TurnRun:
             self.put(("message", answered_json(turn)))
 
 
-async def run_turn(start: Callable[[], Turn]) -> AsyncGenerator[Event, None]:
+async def run_turn(start: Start) -> AsyncGenerator[Event, None]:
     """The events of one turn, in order, read from the thread that runs it. Cancelled (the
     client went away) or closed early, it stops the turn."""
     loop = asyncio.get_running_loop()
@@ -137,8 +152,9 @@ def sse(event: str, data: Any) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
 
 
-async def sse_events(start: Callable[[], Turn]) -> AsyncIterator[str]:
-    """A turn as server-sent events: ``sources`` (again after a rewrite), ``token``…,
+async def sse_events(start: Start) -> AsyncIterator[str]:
+    """A turn as server-sent events: ``waiting`` (while the session answers another question),
+    ``sources`` (again after a rewrite), ``token``…,
     ``message`` (the stored answer), then ``done``; or ``error`` then ``done``."""
     failed = False
     async with contextlib.aclosing(run_turn(start)) as events:
