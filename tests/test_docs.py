@@ -186,3 +186,37 @@ def test_pages_stay_reference_pages():
     reference = [p for p in PAGES if p.name != "changelog.md"]
     diary = re.compile(r"^#+ .*(\b20\d\d-\d\d-\d\d\b|\bissue \d)|\(issue \d|issue \d+\.\d", re.M | re.I)
     assert [f"{rel(p)}: {m.group(0)}" for p in reference for m in diary.finditer(p.read_text(encoding="utf-8"))] == []
+
+
+def test_the_chunker_keeps_together_what_architecture_md_says(tmp_path):
+    """docs/architecture.md, "What the chunker keeps together": the ingestion's splitter is
+    LlamaIndex's SentenceSplitter with the settings' sizes, whose paragraph separator is
+    "\\n\\n\\n": paragraphs one blank line apart are cut at sentences, two blank lines apart kept whole."""
+    from types import SimpleNamespace
+
+    from llama_index.core.embeddings import MockEmbedding
+    from llama_index.core.node_parser import SentenceSplitter
+    from llama_index.core.schema import Document
+
+    from rag_core.ingestion.service import IngestionService
+    from rag_core.settings import load_settings
+
+    service = IngestionService.__new__(IngestionService)
+    service.settings = load_settings({}, data_dir=tmp_path)
+    service.index = SimpleNamespace(embed_model=MockEmbedding(embed_dim=8), docstore=None, vector_store=None)
+    splitter = service._pipeline(lambda done, total: None).transformations[0]
+    assert isinstance(splitter, SentenceSplitter) and splitter.paragraph_separator == "\n\n\n"
+    assert (splitter.chunk_size, splitter.chunk_overlap) == (256, 32)
+    assert "`chunk_size` (256 tokens) and `chunk_overlap` (32" in (ROOT / "docs" / "architecture.md").read_text()
+
+    paragraphs = [f"Alpha{k} one two. Beta{k} three four. Gamma{k} five six." for k in range(8)]
+    small = SentenceSplitter(chunk_size=60, chunk_overlap=0)
+
+    def whole_paragraphs(separator: str) -> bool:
+        chunks = [n.text for n in small.get_nodes_from_documents([Document(text=separator.join(paragraphs))])]
+        return all(set(c.split(separator)) <= set(paragraphs) for c in chunks)
+
+    assert not whole_paragraphs("\n\n") and whole_paragraphs("\n\n\n")
+    rows = [f"Line item {k} 12,{k:03d} 34,{k:03d}" for k in range(30)]
+    chunks = [n.text for n in small.get_nodes_from_documents([Document(text="\n".join(rows))])]
+    assert any(c.split("\n")[-1] not in rows for c in chunks)  # a row cut inside a figure
