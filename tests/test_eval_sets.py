@@ -224,3 +224,11 @@ def test_eval_set_command_converts_and_says_what_to_run(tmp_path, capsys):
     assert (tmp_path / "out" / "corpus" / "P1.txt").read_text(encoding="utf-8") == "T\n\nC\n"
     assert main(["eval-set", "cast", str(shared), str(tmp_path / "cast")]) == 2  # no CAsT file: said, no traceback
     assert "not found: give the shared eval folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parent / "data").glob("*.jsonl")), ids=lambda p: p.name)
+def test_the_question_sets_written_for_docent_load(path):
+    """The sets of tests/data that docs/evaluation.md runs `eval` on are valid question files."""
+    questions = load_questions(path)
+    assert questions and all(q.question for q in questions)
+    assert all(name.endswith(".pdf") for q in questions for name in q.gold_files)
