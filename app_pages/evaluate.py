@@ -164,6 +164,33 @@ def figures_table(result: dict[str, Any]) -> dict[str, list[Any]]:
     return table
 
 
+TRUST_ROWS = {
+    "right": "right",
+    "right_marked": "right but marked",
+    "wrong_marked": "wrong but marked",
+    "wrong_unmarked": "wrong and unmarked",
+    "refused": "refused",
+}
+
+
+def trust_rows(trust: dict[str, Any]) -> dict[str, list[Any]]:
+    """The trust table (answer mode): one row per slice (all, figure questions, each group and
+    kind), the five outcomes as counts, and the share with a gold page among the sources."""
+    slices: list[tuple[str, dict[str, Any]]] = [("all", trust["all"])]
+    every = trust["all"]
+    slices.append(
+        ("figure questions", {r: every[f"figure_{r}"] for r in TRUST_ROWS} | {"scored": every["figure_questions"]})
+    )
+    for field in ("by_group", "by_kind"):
+        slices += [(name, t) for name, t in trust.get(field, {}).items()]
+    table: dict[str, list[Any]] = {"questions": [name for name, _ in slices]}
+    table["scored"] = [t["scored"] for _, t in slices]
+    for row, label in TRUST_ROWS.items():
+        table[label] = [t[row] for _, t in slices]
+    table["gold page in sources"] = [t.get("page_in_sources") for _, t in slices]
+    return table
+
+
 def show_result(saved: dict[str, Any]) -> None:
     result = saved["result"]
     st.subheader("Result")
@@ -179,6 +206,10 @@ def show_result(saved: dict[str, Any]) -> None:
         hide_index=True,
         column_config={label: st.column_config.NumberColumn(format="%.3f") for label in table if label != "mode"},
     )
+    trust = result["modes"].get("answer", {}).get("trust")
+    if trust:
+        st.markdown("**Trust table** (answerable questions: what a reader relying on the answers gets)")
+        st.dataframe(trust_rows(trust), hide_index=True)
     errors = {mode: f["condense_errors"] for mode, f in result["modes"].items() if f.get("condense_errors")}
     if errors.get("condensed"):
         st.warning(
@@ -191,7 +222,9 @@ def show_result(saved: dict[str, Any]) -> None:
         "against gold_rewrite. false refusals: nothing retrieved for an answerable question. answer accuracy: "
         "the gold answer (its figures, number formats normalised) is in the chat's answer; accuracy, page "
         "retrieved: the same over questions whose gold page was among the sources. cited gold page: a cited "
-        "source is a gold page. refused: the answer says the documents don't cover it. See docs/evaluation.md."
+        "source is a gold page. refused: the answer says the documents don't cover it. Trust table: right, or "
+        "right but marked by the figure check (a false alarm), wrong but marked, wrong and unmarked, refused; "
+        "scored without a model. See docs/evaluation.md."
     )
     details = "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in saved["details"])
     st.download_button(

@@ -31,6 +31,19 @@ QUESTION_WORDS = frozenset(
 CJK_SHARE = 0.3  # a query with more CJK characters than this is treated as CJK
 
 
+# A period as analysts write it, one token once tokenized: "FY2023", "FY23", "Q2", "2Q23",
+# "H1", "CY2022", "YTD", "TTM" (seen in filings' and earnings releases' own headers: Walmart's
+# and Corning's 10-Ks write "fiscal 2020", analysts' questions "FY2020"). A period, never a name.
+PERIOD_TOKEN = re.compile(
+    r"(?:fy|cy|q[1-4]|h[12]|[1-4]q|[12]h)(?:\d{2}|\d{4})?|ytd|ttm|ltm|fiscal|quarter", re.IGNORECASE
+)
+
+
+def is_period_token(term: str) -> bool:
+    """Whether a search term is a period ("fy2023", "q2", "2q23"), not a name."""
+    return bool(PERIOD_TOKEN.fullmatch(term))
+
+
 def stem(word: str) -> str:
     """Plural/third-person 's' only: 'delivers' matches 'deliver', 'pumps' matches 'pump'."""
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and not word[0].isdigit():

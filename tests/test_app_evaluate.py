@@ -144,6 +144,11 @@ def test_the_answer_mode_asks_the_chat_and_shows_answer_accuracy() -> None:
     assert math.isnan(got["raw"]["answer accuracy"])  # the retrieval modes generate no answer
     answers = [d["answer"]["answer"] for d in at.session_state["eval_result"]["details"]]
     assert "4 million euros" in answers[0] and "vega.txt" in answers[1]
+    # the trust table, as `eval` prints it: one row per slice, the five outcomes counted
+    trust = at.dataframe[1].value.set_index("questions")
+    assert trust.loc["all", "scored"] == 2 and trust.loc["all", "right"] == 1
+    assert trust.loc["all", "wrong but marked"] + trust.loc["all", "wrong and unmarked"] == 1
+    assert trust.loc["figure questions", "scored"] == 2
 
 
 def test_limit_and_gold_files_that_are_not_indexed() -> None:

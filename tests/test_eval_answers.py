@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag_core import build_context
-from rag_core.evaluation import run_eval
+from rag_core.evaluation import format_table, run_eval
 from rag_core.evaluation.answers import answer_correct, cites_page, figures, refused
 
 
@@ -81,3 +81,7 @@ def test_answer_mode_asks_through_the_chat_and_scores(make_settings, llm, three_
     # document names, is refused before the model is asked
     assert len(llm.chats) == 1 and "Zephyr" in str(llm.chats[0][-1].content)
     assert details[1]["answer"]["refused_answer"] is True and "Tesla" in details[1]["answer"]["answer"]
+    # the trust table counts the answerable question only: right, its page among the sources
+    trust = figures_["trust"]["all"]
+    assert (trust["n"], trust["right"], trust["refused"], trust["page_in_sources"]) == (1, 1, 0, 1.0)
+    assert details[0]["answer"]["trust"] == "right" and "trust table" in format_table(result)

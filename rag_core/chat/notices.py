@@ -17,6 +17,13 @@ def search_notices(
     unmentioned = stats.get("unmentioned_names")
     if unmentioned and found:
         said.append(f"The documents found don't mention {', '.join(unmentioned)}: the answer is about the rest.")
+    unsure = stats.get("unsure_names")
+    if unsure and found:
+        said.append(
+            f"No document is about {', '.join(unsure)}: the answer is read from pages that only mention "
+            f"{'it' if len(unsure) == 1 else 'them'}, so check that its figures are "
+            f"{'its' if len(unsure) == 1 else 'theirs'}."
+        )
     return said
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from rag_core.cli.startup import settings_for
 from rag_core.errors import ConfigError
 from rag_core.evaluation import ANSWER, MODES, EvalQuestion, format_table, load_questions, prepare_corpus, run_eval
+from rag_core.evaluation.financebench import is_financebench, load_financebench
 from rag_core.settings import leaf_fields
 
 
@@ -26,8 +27,9 @@ def register_eval(subparsers: Any) -> None:
         "--questions",
         required=True,
         action="append",
-        help="JSONL questions file (repeatable: e.g. answerable and unanswerable questions)",
+        help="JSONL questions file, or a FinanceBench folder (repeatable: e.g. answerable and unanswerable questions)",
     )
+    s.add_argument("--group", help="only the questions of this group (a set's half: tune or held-out)")
     s.add_argument("--k", type=int, default=5, help="sources per search (default 5)")
     s.add_argument("--limit", type=int, help="only the first N questions of each questions file")
     s.add_argument(
@@ -68,7 +70,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     questions: list[EvalQuestion] = []
     for path in args.questions:
-        questions.extend(load_questions(path)[: args.limit or None])
+        loaded = load_financebench(path) if is_financebench(path) else load_questions(path)
+        if args.group:
+            loaded = [q for q in loaded if q.group == args.group]
+        questions.extend(loaded[: args.limit or None])
+    if not questions:
+        raise ConfigError(f"No questions{f' in the group {args.group!r}' if args.group else ''}.")
     tty = sys.stderr.isatty()
 
     def progress(msg: str, frac: float) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rag_core.text import tokenize
+from rag_core.text import is_period_token, tokenize
 
 # The legal form of a company's name and a web suffix: not what a question calls it by.
 LEGAL_FORMS = frozenset(
@@ -41,8 +41,13 @@ STARTERS = frozenset(
     "according between in on at by for of from to with the a an if whether".split()
 )
 
-_WORD = r"[A-Z][A-Za-z0-9&.\-]*[A-Za-z0-9&]|[A-Z]"
-_RUN = re.compile(rf"(?<![A-Za-z0-9])(?:{_WORD})(?:['’]s\b)?(?:[ \t]+(?:{_WORD})(?:['’]s\b)?)*")
+# A name's word: capitalised ("Tesla", "AT&T"), or a number and capitals ("3M", "7-Eleven";
+# not a form: "10-K", "8K"). Words of one name may be joined by "&" ("Procter & Gamble",
+# "Johnson & Johnson": the cover pages of both companies' filings write them so).
+_WORD = (
+    r"[A-Z][A-Za-z0-9&.\-]*[A-Za-z0-9&]|[A-Z]|\d{1,2}-?[A-Z](?:[A-Za-z]+)?(?<!\d-K)(?<!\d-Q)(?<!\dK)(?<!\dQ)(?![\w-])"
+)
+_RUN = re.compile(rf"(?<![A-Za-z0-9])(?:{_WORD})(?:['’]s\b)?(?:(?:[ \t]+&)?[ \t]+(?:{_WORD})(?:['’]s\b)?)*")
 _SENTENCE_END = (".", "?", "!", ":", ";", '"', "“", "(", "•", "-", "–", "—")
 _FIGURE = re.compile(
     r"\bhow (?:much|many)\b|\b(?:revenues?|sales|income|profits?|earnings|margins?|expenses?|costs?|spen[dt]|"
@@ -101,7 +106,7 @@ def question_names(text: str) -> list[Name]:
                 cue, words = first.lower(), words[1:]
         for part in _cut_after_possessives(words):
             raw = " ".join(part)
-            terms = tuple(t for t in terms_of(raw) if t not in NOT_NAMES)
+            terms = tuple(t for t in terms_of(raw) if t not in NOT_NAMES and not is_period_token(t))
             if not terms or terms in seen:
                 continue
             seen.add(terms)

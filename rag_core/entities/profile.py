@@ -27,7 +27,7 @@ from typing import Any
 from rag_core.entities.names import terms_of
 from rag_core.text import is_title, tokenize
 
-READER = 8  # bump when the reading changes: every document is read again (from its chunks)
+READER = 9  # bump when the reading changes: every document is read again (from its chunks)
 
 HEAD_LINES = 12  # lines at the head of a document where its title and letterhead are
 HEADING_WORDS = 5  # a heading line is this short and ends without a sentence's punctuation
@@ -51,7 +51,7 @@ _TITLE_WORDS = frozenset(
     "report reports annual quarterly results result press release news form table contents page financial "
     "statements statement securities exchange commission united states washington company corporation inc "
     "section part item note notes summary overview introduction chapter appendix manual guide user handbook "
-    "edition version draft final".split()
+    "edition version draft final content".split()
 )
 _LEADING = frozenset("today yesterday the a an and in on at by for from with as said announced".split())
 
@@ -119,7 +119,12 @@ def read_profile(name: str, chunks: Iterable[tuple[Any, str]]) -> Profile:
     pages = sorted(parts, key=lambda p: (0, p, "") if isinstance(p, int) else (1, 0, p))
     head = _head_lines(parts[pages[0]]) if pages else []
     first = "\n".join(parts[pages[0]]) if pages else ""
-    subjects = _registrants(first) or _companies(head, first, names) or _title_names(head, name, names, len(parts))
+    subjects = (
+        _registrants(first)
+        or _filing_name(first, parts)
+        or _companies(head, first, names)
+        or _title_names(head, name, names, len(parts))
+    )
     symbols = _symbols(first)
     if len(subjects) == 1 and symbols:  # the cover's trading symbols are the one subject's
         subjects[0].tickers = sorted({*subjects[0].tickers, *(t.lower() for t in symbols)})
@@ -238,9 +243,11 @@ def _subject(name: str, tickers: Iterable[str] = ()) -> Subject | None:
 
 def _symbols(text: str) -> list[str]:
     """Trading symbols of a filing's cover ("Common Stock … NVDA The Nasdaq Global Select Market")."""
-    at = text.lower().find("trading symbol")
-    if at < 0:
+    # Covers write the header with a no-break space as often as a space (Corning's 10-Ks).
+    found = re.search(r"trading\s+symbol", text, re.IGNORECASE)
+    if not found:
         return []
+    at = found.start()
     return [m.group(1) for m in _SYMBOL.finditer(text[at : at + 800]) if m.group(1).isupper()]
 
 
@@ -252,9 +259,56 @@ def _registrants(first: str) -> list[Subject]:
             above = [ln.strip() for ln in lines[:i] if ln.strip() and not set(ln.strip()) <= set("_-–— ")]
             head = line[: _REGISTRANT.search(line).start()].strip()  # type: ignore[union-attr]
             written = head or (above[-1] if above else "")
+            if _COVER_LINE.search(written):  # the name is a logo (Coca-Cola's cover): no name here
+                return []
             subject = _subject(written)
             return [subject] if subject else []
     return []
+
+
+# Lines of a filing's cover that are never its registrant's name: the line above "(Exact name
+# of registrant…)" is one of these where the name is an image (Coca-Cola's 10-K) or set
+# elsewhere (3M's: "Commission file number 1-3285" then "3M COMPANY").
+_COVER_LINE = re.compile(
+    r"commission\s+file|file\s+number|transition\s+period|fiscal\s+year\s+ended|quarterly\s+period|"
+    r"securities\s+exchange\s+act|^\W*$|^[\d\s()-]+$",
+    re.IGNORECASE,
+)
+# A filing (its cover says so) names its registrant with its legal form throughout: "The
+# Coca-Cola Company" and "3M Company" on most pages of their 10-Ks whose covers don't say it.
+_FILING = re.compile(r"exact\s+name\s+of\s+(?:the\s+)?registrant|commission\s+file\s+number", re.IGNORECASE)
+_LEGAL_NAME = re.compile(
+    rf"(?<![A-Za-z0-9])((?:The\s+)?[A-Z0-9][A-Za-z0-9.&'’\-]*(?:[ \t]+(?:[A-Z][A-Za-z0-9.&'’\-]*|&)){{0,3}})"
+    rf",?[ \t]+{_LEGAL}"
+)
+FILING_NAME_SHARE = 0.1  # of a filing's pages that write its registrant's legal name (3M's 2018 10-K: 30 of 160)
+# Words before a legal form that name no registrant ("Total Company", "New York Stock Exchange, Inc.")
+_GENERIC_NAMES = frozenset("total parent combined consolidated new york stock exchange nasdaq state".split())
+
+
+def _filing_name(first: str, parts: dict[Any, list[str]]) -> list[Subject]:
+    """A filing's registrant where its cover does not name it: the name written with a legal
+    form ("The Coca-Cola Company", "3M Company") on the most pages, if on enough of them."""
+    if not _FILING.search(first):
+        return []
+    count: Counter[tuple[str, ...]] = Counter()
+    written: dict[tuple[str, ...], Counter[str]] = {}
+    for texts in parts.values():
+        seen = set()
+        for m in _LEGAL_NAME.finditer("\n".join(texts)):
+            core = terms_of(m.group(0))
+            if core and not set(core) <= _TITLE_WORDS | _GENERIC_NAMES:
+                seen.add(core)
+                written.setdefault(core, Counter())[re.sub(r"\s+", " ", m.group(0)).strip()] += 1
+        count.update(seen)
+    if not count:
+        return []
+    core, pages = count.most_common(1)[0]
+    if pages < max(3, FILING_NAME_SHARE * len(parts)):
+        return []
+    forms = written[core].most_common()
+    subject = _subject(next((f for f, _ in forms if not f.isupper()), forms[0][0]))
+    return [subject] if subject else []
 
 
 def _as_written(name: str, text: str) -> str:

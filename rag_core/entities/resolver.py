@@ -212,6 +212,18 @@ class Entities:
                 best = "stated" if all(t in profile.stated for t in name.terms) else "passing"
         return Coverage(best, mentioned)
 
+    def naming(self, name: Name, mentioned: set[str]) -> set[str]:
+        """Of ``mentioned``, the units that write ``name`` as a name on enough of their pages to
+        be more than a passing mention: "Amex" on 31 pages of American Express's 10-K, "AMD" on
+        48 of Advanced Micro Devices'. A question naming it is about those."""
+        out = set()
+        for doc in mentioned & self.speaking:
+            profile = self.units[doc]
+            spread = max((profile.names.get(t, 0) for t in name.terms), default=0)
+            if spread > 0 and spread >= min(COVER_PARTS, math.ceil(profile.parts / 2)):
+                out.add(doc)
+        return out
+
     def subjects(self, allowed: set[str] | None = None) -> list[str]:
         """What the documents are about, most documents first (for saying what they do cover)."""
         count: dict[str, int] = {}

@@ -10,14 +10,16 @@ others' pages (a binder of filings); a route's keys are units.
   question that named one (or, when the last question named nothing, of the rewrite). One
   that names something else switches, and the conversation's searches then run inside the
   new subject's documents, so they cannot pull the old one's pages in.
-- A name that no document is about, and that the documents hold nowhere, or only as a word
-  ("target"), or only in passing on a page or two of documents about others when a figure
-  is asked, means the documents don't cover it: nothing is searched, the model is not asked.
-  A sentence of theirs stating a figure with the name ("a MacBook Pro with … 2 GB RAM") is
-  more than a passing mention, unless the figure is asked as the name's own ("Larkspur's
-  net sales": a page about another company holds none of that).
-  So does such a name beside covered ones when what is asked belongs to it ("Tesla's
-  Services segment").
+- A name may stop an answer only on evidence: one that no document is about and that the
+  documents hold nowhere, in any case, or only as a word ("target"), means the documents
+  don't cover it: nothing is searched, the model is not asked. So does such a name beside
+  covered ones when what is asked belongs to it ("Tesla's Services segment").
+- A name no document is about but that one writes as a name on several pages ("Amex" in
+  American Express's 10-K, "AMD" in Advanced Micro Devices', a business a filing names) is
+  answered from the documents that write it so.
+- A name the documents mention only on a page or two is answered from those documents, and
+  the answer says that no document is about it (``unsure``): when unsure, answer and say what
+  is unsure. Refusing there refused answerable questions on filings nobody here had seen.
 
 Documents that speak for no subject (notes, passages, short documents) are no other company's:
 they stay searchable beside the named subject's documents, ranked by what they say.
@@ -25,11 +27,12 @@ they stay searchable beside the named subject's documents, ranked by what they s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rag_core.entities.names import Name, asks_figure, question_names
+from rag_core.entities.names import Name, question_names
 from rag_core.entities.resolver import Entities
 
 SAID = 5  # subjects listed in a refusal
@@ -55,6 +58,7 @@ class Scope:
     covering: list[str] = field(default_factory=list)  # what the documents are about (said in a refusal)
     others: int = 0  # how many more subjects the documents have than ``covering`` lists
     absent: bool = False  # no document holds the refused names at all, in any case
+    unsure: list[str] = field(default_factory=list)  # names no document is about, only mentioned
 
     def stats(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -69,6 +73,8 @@ class Scope:
                 out["missing_names"] = self.refused
         if self.unmentioned:
             out["unmentioned_names"] = self.unmentioned
+        if self.unsure:
+            out["unsure_names"] = self.unsure
         return out
 
 
@@ -109,17 +115,16 @@ def decide(
     asked = typed or query
     names = question_names(asked)
     routes, loose = _resolve(entities, names, docs, keywords)
-    figure = asks_figure(asked)
-    states = {n: entities.coverage(n, _mentioned(entities, keywords, n, docs)).state for n in loose}
-    uncovered = [
-        n
-        for n, state in states.items()
-        if state in ("absent", "word")
-        or (state == "passing" and (figure or n.owner))
-        or (state == "stated" and n.owner)
-    ]
+    coverage = {n: entities.coverage(n, _mentioned(entities, keywords, n, docs)) for n in loose}
+    states = {n: c.state for n, c in coverage.items()}
+    uncovered = [n for n, state in states.items() if state in ("absent", "word")]
+    unsure = [n for n, state in states.items() if state in ("passing", "stated")]
+    if not routes and not (uncovered and any(n.owner for n in uncovered)):
+        routes = _named_routes(entities, coverage, docs)
+    if routes and previous and _COMPARES.search(asked):
+        routes = _with_earlier(entities, keywords, query, asked, list(previous), docs, routes)
     if routes:
-        return Scope(routes, unmentioned=[n.text for n in uncovered])
+        return Scope(routes, unmentioned=[n.text for n in uncovered], unsure=[n.text for n in unsure])
     # Nothing to answer from when no name is covered, or when what is asked belongs to one
     # that is not ("Tesla's Services segment": Services is covered, Tesla is not).
     if uncovered and (len(uncovered) == len(names) or any(n.owner for n in uncovered)):
@@ -138,6 +143,47 @@ def decide(
         )
         return Scope(found, unmentioned=[n.text for n in uncovered], inherited=source) if held else None
     return None
+
+
+# A follow-up that compares ("How does that compare with Amazon's?") asks of both companies.
+_COMPARES = re.compile(r"\bcompar(?:e[sd]?|ing|ison)\b|\bversus\b|\bvs\.?(?!\w)|\brelative to\b|\bthan\b", re.I)
+
+
+def _with_earlier(
+    entities: Entities,
+    keywords: KeywordView,
+    query: str,
+    asked: str,
+    previous: list[str],
+    docs: set[str],
+    routes: list[tuple[str, list[str]]],
+) -> list[tuple[str, list[str]]]:
+    """A comparing follow-up's routes and the conversation's subject before them: the first
+    company stays in scope and the answer is for both."""
+    for _source, found in _earlier(entities, keywords, "", asked, previous, docs):
+        have = [sorted(key) for _, key in routes]
+        earlier = [(label, key) for label, key in found if sorted(key) not in have]
+        return earlier + routes
+    return routes
+
+
+def _named_routes(entities: Entities, coverage: dict[Name, Any], docs: set[str]) -> list[tuple[str, list[str]]]:
+    """Routes for names no document is about, to the documents that write them as names on
+    several pages (or, for a name only mentioned, to those that mention it), when they pick
+    some documents out of the library."""
+    routes: dict[tuple[str, ...], str] = {}
+    for name, cover in coverage.items():
+        if cover.state == "covered":
+            held = entities.naming(name, cover.docs)
+        elif cover.state in ("passing", "stated"):
+            held = set(cover.docs)
+        else:
+            continue
+        if not held or held >= docs:
+            continue
+        key = tuple(sorted(held | (docs - entities.speaking)))
+        routes.setdefault(key, name.text)
+    return [(label, list(key)) for key, label in routes.items()]
 
 
 def _resolve(

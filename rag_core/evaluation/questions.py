@@ -46,6 +46,8 @@ class EvalQuestion(BaseModel):
     gold_answer: str | None = None
     answerable: bool = True
     entity_files: list[StrictStr] = []  # every document about what the question names (any other is foreign)
+    group: str = ""  # a set's half ("tune", "held-out"): the trust table is reported per group
+    kind: str = ""  # a set's question type: the trust table is reported per kind
 
     @field_validator("question", mode="before")
     @classmethod

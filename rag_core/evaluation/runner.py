@@ -15,6 +15,7 @@ from rag_core.errors import ConfigError, DocentError
 from rag_core.evaluation.answers import score_answer, summarise_answers
 from rag_core.evaluation.metrics import score_sources, summarise, token_f1
 from rag_core.evaluation.questions import EvalQuestion, as_questions
+from rag_core.evaluation.trust import format_trust, trust_row, trust_table
 from rag_core.files import Progress
 from rag_core.payloads import EvalResult
 from rag_core.prompts import CONDENSE_PROMPT
@@ -112,12 +113,21 @@ def run_eval(
     result: EvalResult = {
         "n": len(qs),
         "k": k,
-        "modes": {m: summarise_answers(rows[m], qs) if m == ANSWER else summarise(rows[m], qs) for m in modes},
+        "modes": {m: _summary(m, rows[m], qs) for m in modes},
         "settings": _retrieval_settings(settings),
         "seconds": round(time.perf_counter() - started, 1),
         "timings": {key: round(v, 1) for key, v in timings.items()},
     }
     return result
+
+
+def _summary(mode: str, rows: list[dict[str, Any]], qs: list[EvalQuestion]) -> dict[str, Any]:
+    if mode != ANSWER:
+        return summarise(rows, qs)
+    out = summarise_answers(rows, qs)
+    if any(r.get("trust") for r in rows):
+        out["trust"] = trust_table(rows, qs)
+    return out
 
 
 def _progress_mark(mode: str, row: dict[str, Any]) -> str:
@@ -178,6 +188,7 @@ _ANSWER_DETAIL = (
     "figures_checked",
     "figures_unsupported",
     "error",
+    "trust",
 )
 
 
@@ -189,7 +200,9 @@ def _answer_row(ctx: AppContext, q: EvalQuestion, k: int, timings: dict[str, flo
     except DocentError as e:  # one failed answer (e.g. a too long prompt) is a data point
         logger.warning("answering %s failed: %s", q.id, e)
         timings["answer_s"] += time.perf_counter() - t
-        return {"file_rank": None, "page_rank": None, "refused": True, "refused_answer": True, "error": str(e)}
+        failed: dict[str, Any] = {"file_rank": None, "page_rank": None, "refused": True, "refused_answer": True}
+        failed |= {"error": str(e), "trust": "refused"}
+        return failed
     timings["answer_s"] += time.perf_counter() - t
     row = score_sources(q, turn.sources, k)
     row.update(score_answer(q, turn.answer, turn.sources))
@@ -197,6 +210,8 @@ def _answer_row(ctx: AppContext, q: EvalQuestion, k: int, timings: dict[str, flo
     row["timings"] = turn.timings
     row["figures_checked"] = turn.figures_checked
     row["figures_unsupported"] = turn.figures_unsupported
+    if q.answerable:
+        row["trust"] = trust_row(turn.answer, q.gold_answer, bool(turn.figures_unsupported))
     return row
 
 
@@ -286,4 +301,7 @@ def format_table(result: EvalResult) -> str:
     for mode, figures in result["modes"].items():
         cells = "".join(f"{figures[c]:>17.3f}" if c in figures else f"{'':>17}" for c in present)
         lines.append(f"{mode:<12}{cells}")
+    for figures in result["modes"].values():
+        if figures.get("trust"):
+            lines.append(format_trust(figures["trust"]))
     return "\n".join(lines)

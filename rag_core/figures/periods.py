@@ -256,6 +256,13 @@ def _all_lengths(text: str) -> list[int]:
     return [n for _, n in sorted(found)]
 
 
+def _either_year(end: dt.date, fiscal_year: int) -> bool:
+    """A year ending in January or early February is named by either calendar year it spans:
+    companies call the year ended January 31, 2023 "fiscal 2023" and others the year ended
+    January 28, 2023 "fiscal 2022", and analysts write either. Unsure, so never a mismatch."""
+    return (end.month == 1 or (end.month == 2 and end.day <= 7)) and fiscal_year == end.year - 1
+
+
 def agree(claim: Period, source: Period, tolerance_days: int = 7) -> bool | None:
     """True when ``source`` is the period ``claim`` names, False when it cannot be, None when
     ``claim`` names nothing to compare. Dates a few days apart are one period end (one
@@ -273,7 +280,10 @@ def agree(claim: Period, source: Period, tolerance_days: int = 7) -> bool | None
         verdicts.append(abs((claim.end - source.end).days) <= tolerance_days)
     elif claim.fiscal_year and source.end and claim.months in (12, None) and source.months == 12:
         # a 52-week year ending on the first days of the next ("January 1, 2023") is the year before's
-        verdicts.append((source.end - dt.timedelta(days=tolerance_days)).year == claim.fiscal_year)
+        same = (source.end - dt.timedelta(days=tolerance_days)).year == claim.fiscal_year
+        if not same and _either_year(source.end, claim.fiscal_year):
+            return None  # one year, two names: not a period's mismatch
+        verdicts.append(same)
     elif claim.fiscal_year and source.end and claim.months is None and not claim.quarter:
         # a bare year ("in 2021"): a period of any length ending in another year is not in it
         verdicts.append((source.end - dt.timedelta(days=tolerance_days)).year == claim.fiscal_year)

@@ -1,0 +1,133 @@
+"""Names and periods as analysts write them, read the way the filings themselves write them.
+
+Each rule here was seen in real filings of two or more companies (FinanceBench's tune half,
+``../shared/data/eval/financebench``), and the test's text is shaped like theirs: the covers
+of 3M's and Coca-Cola's 10-Ks, Corning's and 3M's trading-symbol tables, American Express's
+"Amex" and Advanced Micro Devices' "AMD" written through their filings."""
+
+from __future__ import annotations
+
+from rag_core.entities import Entities, decide, question_names, read_profile
+from rag_core.figures.periods import agree, period_of
+from rag_core.text import is_period_token
+
+NBSP = "\u00a0"
+
+
+def _pages(pages: list[str]) -> list[tuple[int, str]]:
+    return [(i + 1, text) for i, text in enumerate(pages)]
+
+
+def test_a_period_as_analysts_write_it_is_no_name():
+    # "no indexed document names FY2024" refused a question whose filing writes "fiscal 2024"
+    for q in ("What is the FY2018 capital expenditure amount for 3M?", "What was Q2 FY2024 revenue?"):
+        assert all(not any(is_period_token(t) for t in n.terms) for n in question_names(q))
+    assert [n.text for n in question_names("What is the FY2018 capital expenditure amount for 3M?")] == ["3M"]
+    assert is_period_token("fy2023") and is_period_token("2q23") and not is_period_token("amex")
+
+
+def test_a_name_with_an_ampersand_or_a_leading_number_is_one_name():
+    assert [n.terms for n in question_names("What was Procter & Gamble's FY2023 revenue?")] == [("procter", "gamble")]
+    assert [n.text for n in question_names("Was 3M's revenue up in 2022?")] == ["3M"]
+    assert question_names("See the 10-K and the 8K.") == []  # forms, not names
+
+
+# A cover whose name is a logo (Coca-Cola's 10-K) or set under the file number without the
+# "(Exact name of registrant…)" line (3M's 10-Ks); the name runs through the filing.
+def _filing(cover: str, name: str, pages: int = 12) -> list[str]:
+    body = [f"{name} and its subsidiaries reported results. The segment grew {i} percent." for i in range(pages)]
+    return [cover, *body]
+
+
+def test_a_filing_whose_cover_does_not_write_its_name_is_about_the_registrant_its_pages_name():
+    coke = (
+        "UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nFORM 10-K\nFor the fiscal year ended December 31, 2017\n"
+        "Commission File Number 001-02217\n(Exact name of Registrant as specified in its charter)\nDelaware\n"
+        "One Coca-Cola Plaza, Atlanta, Georgia"
+    )
+    profile = read_profile("COCACOLA_2017_10K.pdf", _pages(_filing(coke, "The Coca-Cola Company")))
+    assert [s.name for s in profile.subjects] == ["The Coca-Cola Company"]
+    three_m = (
+        "UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nFORM 10-K\nFor the fiscal year ended December 31, 2018\n"
+        "Commission file number 1-3285\n3M COMPANY\nState of Incorporation: Delaware\n"
+        f"Title of each class Trading{NBSP}Symbol(s) Name of each exchange on which registered\n"
+        "Common Stock, Par Value $.01 Per Share MMM New York Stock Exchange"
+    )
+    profile = read_profile("3M_2018_10K.pdf", _pages(_filing(three_m, "3M Company")))
+    assert profile.subjects[0].aliases[0] == ["3m"] and profile.subjects[0].tickers == ["mmm"]
+
+
+def test_a_ticker_under_a_header_with_a_no_break_space_is_read():
+    corning = (
+        "FORM 10-K\nCommission file number: 1-3247\nCORNING INCORPORATED\n"
+        "(Exact name of registrant as specified in its charter)\n"
+        f"Title of each class Trading{NBSP}Symbol(s) Name of each exchange on which registered\n"
+        "Common Stock GLW New York Stock Exchange (NYSE)"
+    )
+    profile = read_profile("CORNING_2020_10K.pdf", _pages(_filing(corning, "Corning Incorporated")))
+    assert profile.subjects[0].tickers == ["glw"]
+
+
+class _Keywords:
+    def __init__(self, doc_terms: dict[str, set[str]]) -> None:
+        self.doc_terms = doc_terms
+
+    def mentions(self, docs: set[str], terms: list[str]) -> bool:
+        return any(set(terms) <= self.doc_terms.get(d, set()) for d in docs)
+
+
+def _library() -> tuple[Entities, _Keywords]:
+    amex = (
+        "FORM 10-K\nAMERICAN EXPRESS COMPANY\n(Exact name of registrant as specified in its charter)\n"
+        "Title of each class Trading Symbol(s)\nCommon Shares AXP New York Stock Exchange"
+    )
+    amd = "FORM 10-K\nADVANCED MICRO DEVICES, INC.\n(Exact name of registrant as specified in its charter)"
+    amex_pages = [amex, *(f"Card Member spending on Amex cards rose {i} percent in the year." for i in range(8))]
+    amd_pages = [amd, *(f"Sales of AMD processors rose {i} percent in the year." for i in range(8))]
+    known = Entities(
+        {
+            "AMEX.pdf": read_profile("AMEX.pdf", _pages(amex_pages)),
+            "AMD.pdf": read_profile("AMD.pdf", _pages(amd_pages)),
+        }
+    )
+    terms = {"AMEX.pdf": {"american", "express", "amex", "card"}, "AMD.pdf": {"advanced", "micro", "device", "amd"}}
+    return known, _Keywords(terms)
+
+
+def test_a_name_a_filing_writes_on_many_pages_routes_to_it():
+    known, keywords = _library()
+    scope = decide(known, keywords, "Does AMEX have an improving operating margin profile as of 2022?")
+    assert scope is not None and not scope.refused and [docs for _, docs in scope.routes] == [["AMEX.pdf"]]
+    scope = decide(known, keywords, "What is the FY2015 depreciation and amortization of AMD?")
+    assert scope is not None and [docs for _, docs in scope.routes] == [["AMD.pdf"]]
+
+
+def test_a_name_no_document_holds_is_still_refused():
+    known, keywords = _library()
+    scope = decide(known, keywords, "What was Target's revenue in FY2022?")
+    assert scope is not None and scope.refused == ["Target"] and scope.absent
+
+
+def test_a_comparing_follow_up_keeps_the_first_company():
+    known, keywords = _library()
+    scope = decide(
+        known,
+        keywords,
+        "How does that compare with AMD's?",
+        previous=["What was American Express's revenue growth in FY2022?"],
+    )
+    assert scope is not None and sorted(docs[0] for _, docs in scope.routes) == ["AMD.pdf", "AMEX.pdf"]
+    alone = decide(known, keywords, "What was AMD's revenue?", previous=["What was American Express's revenue?"])
+    assert alone is not None and [docs for _, docs in alone.routes] == [["AMD.pdf"]]
+
+
+def test_a_fiscal_year_as_analysts_write_it_is_the_filing_s_year_however_it_is_counted():
+    # A year ending in January is named by either year it spans ("fiscal 2023" for the year ended
+    # January 31, 2023; "fiscal 2022" for the one ended January 28, 2023): unsure, never marked.
+    source = period_of("Fiscal year ended January 31, 2023 (twelve months)")
+    assert agree(period_of("FY2023 revenue for the year"), source) is True
+    assert agree(period_of("FY2022 revenue for the year"), source) is None
+    assert agree(period_of("FY2021 revenue for the year"), source) is False
+    june = period_of("twelve months ended June 30, 2023")
+    assert agree(period_of("FY2023 revenue for the year"), june) is True
+    assert agree(period_of("FY2022 revenue for the year"), june) is False
