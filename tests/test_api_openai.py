@@ -133,3 +133,10 @@ def test_the_benchmark_times_the_api_against_the_cli_path(setup):
     lines = summary(result)
     assert lines[0].startswith("time to sources") and "API/CLI" in lines[1]
     assert len(ctx.sessions.list()) == 2 * (4 + 1)  # each path, each question, in a new session
+
+
+def test_an_unknown_route_is_a_json_404_in_openai_form_under_v1(setup):
+    client, _, _ = setup
+    r = client.post("/v1/completions", json={"prompt": "x"})
+    assert r.status_code == 404 and r.json()["error"]["message"] == "Not Found"
+    assert client.get("/api/nothing").json() == {"detail": "Not Found"}
