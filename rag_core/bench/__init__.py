@@ -47,6 +47,9 @@ TARGETS = {
     "ttft_busy_vs_idle": ("busy", "ttft_busy_vs_idle", 2.5, "le"),
     "decode_busy_vs_idle": ("busy", "decode_busy_vs_idle", 0.4, "ge"),
     "ttft_ingesting_vs_idle": ("busy", "ttft_ingesting_vs_idle", 2.0, "le"),
+    "api_sources_vs_cli": ("api", "api_sources_vs_cli", 1.05, "le"),
+    "api_ttft_vs_cli": ("api", "api_ttft_vs_cli", 1.05, "le"),
+    "api_ttft_extra_ms": ("api", "api_ttft_extra_ms", 50.0, "le"),
 }
 FOLLOW_UPS = ROOT / "tests" / "data" / "elliptical_sec.jsonl"
 
@@ -70,6 +73,7 @@ def _targets(result: dict[str, Any]) -> dict[str, Any]:
 
 def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) -> dict[str, Any]:
     from rag_core.bench.answers import bench_first_turns, bench_follow_ups
+    from rag_core.bench.api import bench_api
     from rag_core.bench.app import bench_cold_start, bench_peak_rss
     from rag_core.bench.busy import bench_busy, machine_state
     from rag_core.bench.fills import cache_dir
@@ -117,6 +121,9 @@ def run_full(settings: DocentSettings, args: argparse.Namespace, report: Any) ->
     report(f"answers: {len(questions)} first turns, Docent against the naive path and raw llama.cpp…")
     result["answer"] = bench_first_turns(ctx, questions, count_tokens)
     mark = timed("answer", mark)
+    report("api: the same first turns through the HTTP API and through the CLI path…")
+    result["api"] = bench_api(ctx, [q["question"] for q in questions[:3]], report) if questions else {}
+    mark = timed("api", mark)
     k = min(len(questions), args.busy_n)
     report(f"busy machine: {k} of those questions with one core kept busy, then with an ingest running…")
     result["busy"] = bench_busy(ctx, questions[:k], files, report)
