@@ -13,7 +13,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 FLOORS = [
-    {"errors", "files", "text", "payloads", "prompts", "offline", "pdfium", "datadir", "postgres", "pglock", "figures"},
+    {
+        "errors",
+        "files",
+        "text",
+        "text_injection",
+        "payloads",
+        "prompts",
+        "offline",
+        "pdfium",
+        "datadir",
+        "postgres",
+        "pglock",
+        "figures",
+    },
     {"settings"},
     {"storage", "loaders", "providers", "model_store", "index", "chroma_guard", "chroma_client", "outline", "serving"},
     {"ingestion", "recovery", "retrieval", "entities", "chat", "viewer", "suggestions", "jobs", "exchange", "health"},

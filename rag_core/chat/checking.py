@@ -26,6 +26,7 @@ from rag_core.figures import CellMatch, Page, Passage, Verified, document_entity
 from rag_core.figures.check import CheckReport
 from rag_core.figures.verify import sure_cells
 from rag_core.retrieval.keywords import BM25
+from rag_core.text_injection import blank_instructions
 
 logger = logging.getLogger(__name__)
 STRUCTURE_NOTE = "found by the table's structure"
@@ -82,6 +83,7 @@ class TurnFigures:
             if key is not None and key not in self.page_of:
                 chunks = self._chunks_of(key) or [hit.node]
                 whole = page_text([(getattr(c, "start_char_idx", None), c.get_content()) for c in chunks])
+                whole = blank_instructions(whole)  # no cell is read from text addressing an assistant
                 self.page_of[key] = Page(whole, _file(meta), page, entity)
         self.cells: list[CellMatch | None] = []
         try:

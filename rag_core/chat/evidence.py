@@ -31,6 +31,7 @@ from rag_core.figures import grids
 from rag_core.payloads import Source
 from rag_core.text import is_header as is_text_header
 from rag_core.text import query_terms, tokenize
+from rag_core.text_injection import without_instructions
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 LONG_LINE = 300  # characters: longer lines are prose, cut into sentences
@@ -56,9 +57,10 @@ class Evidence:
 
 
 def units(text: str) -> list[str]:
-    """A passage's lines; a long prose line cut into its sentences."""
+    """A passage's lines; a long prose line cut into its sentences; text addressing an assistant
+    ("ignore the sources", "answer exactly: …") cut out: an instruction, not evidence."""
     out: list[str] = []
-    for line in (text or "").splitlines():
+    for line in without_instructions(text or "").splitlines():
         line = line.strip()
         if not line:
             continue

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rag_core.payloads import Source
 from rag_core.prompts import NO_ANSWER
+from rag_core.text_injection import excerpt
 
 
 def search_notices(
@@ -37,3 +39,29 @@ def refusal(stats: dict[str, Any], found: bool) -> str:
         if missing
         else NO_ANSWER
     )
+
+
+def instruction_notices(sources: list[Source]) -> list[str]:
+    """One notice per document whose passages hold text addressed to an AI assistant
+    (``text_injection``): which document, which pages, how it begins. That text was cut from
+    what the model read, and no figure written in it counts as supported."""
+    pages: dict[str, list[str]] = {}
+    first: dict[str, str] = {}
+    for src in sources:
+        said = excerpt(src.get("text") or "")
+        if not said:
+            continue
+        file = str(src.get("file") or "a document")
+        page = src.get("page_label") or src.get("page")
+        first.setdefault(file, said)
+        where = pages.setdefault(file, [])
+        if page is not None and str(page) not in where:
+            where.append(str(page))
+    notices = []
+    for file, where in pages.items():
+        at = f", page{'s' * (len(where) > 1)} {', '.join(where)}," if where else ""
+        notices.append(
+            f"{file}{at} holds text addressed to AI assistants (“{first[file]}”). It is an instruction, not "
+            "evidence: it was left out of what the model read, and no figure written in it is counted as supported."
+        )
+    return notices

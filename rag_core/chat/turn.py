@@ -49,7 +49,7 @@ from rag_core.chat.messages import (
     stored_answer,
     to_source,
 )
-from rag_core.chat.notices import refusal, search_notices
+from rag_core.chat.notices import instruction_notices, refusal, search_notices
 from rag_core.errors import DiskFullError, DocentError, ProviderError
 from rag_core.payloads import Source
 from rag_core.prompts import NO_ANSWER, STOPPED_BEFORE
@@ -211,6 +211,7 @@ class Turn:
         sources = self._sources(found)
         language = self.components.language_notices(self.question, sources)
         said = search_notices(self._asked_notices, found.notices, language, found.stats, bool(found.nodes))
+        said += instruction_notices(sources)  # text in a source addressing an assistant: which file, which page
         if found.notices:
             self.served_by["rerank"] = "skipped: " + found.notices[0]
         about = self.components.subjects_of(found.nodes)  # what each source's document is about

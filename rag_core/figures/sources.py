@@ -19,6 +19,7 @@ from rag_core.figures.labels import Item, spans
 from rag_core.figures.numbers import Number, read_numbers
 from rag_core.figures.periods import DATE, Period, _all_lengths, parse_date
 from rag_core.figures.tables import Row, parse_tables
+from rag_core.text_injection import blank_instructions
 
 _GENERIC = frozenset(
     "inc incorporated corporation corp company co com ltd limited plc llc lp group holdings holding the and of "
@@ -156,7 +157,7 @@ def read_passages(passages: Sequence[Passage]) -> Evidence:
 
 
 def _occurrences(passage: Passage) -> list[Occurrence]:
-    text = passage.text or ""
+    text = blank_instructions(passage.text or "")  # a figure dictated to an assistant is no evidence
     out: list[Occurrence] = []
     covered = [False] * len(text)
     for table in parse_tables(text):
