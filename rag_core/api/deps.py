@@ -8,6 +8,7 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from starlette.concurrency import run_in_threadpool
 
 from rag_core.api.auth import LOCAL, ApiKeys
 from rag_core.chat import ChatService
@@ -19,12 +20,13 @@ header_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="The s
 UNAUTHORIZED = "A valid API key is needed: send it as `Authorization: Bearer KEY` (or `X-API-Key: KEY`)."
 
 
-def person_of(
+async def person_of(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
     key: Annotated[str | None, Security(header_key)],
 ) -> str:
-    """The caller's person: the one local person without keys, else their key's (401 without one)."""
+    """The caller's person: the one local person without keys, else their key's (401 without one).
+    On the event loop: a digest and a comparison, nothing that blocks."""
     keys: ApiKeys = request.app.state.keys
     if not keys:
         return LOCAL
@@ -34,11 +36,13 @@ def person_of(
     return person
 
 
-def context_of(request: Request, person: Annotated[str, Depends(person_of)]) -> AppContext:
-    """The context as the caller's person sees it (a sync dependency: FastAPI runs it in a
-    worker thread, as opening a person's library the first time reads Chroma)."""
+async def context_of(request: Request, person: Annotated[str, Depends(person_of)]) -> AppContext:
+    """The context as the caller's person sees it: the local one at once, a signed-in person's
+    in a worker thread (the first time, opening their library reads Chroma)."""
     ctx: AppContext = request.app.state.ctx
-    return ctx.for_person(person)
+    if person == ctx.person:
+        return ctx
+    return await run_in_threadpool(ctx.for_person, person)
 
 
 Ctx = Annotated[AppContext, Depends(context_of)]

@@ -122,9 +122,13 @@ def _docent(data: dict[str, Any]) -> dict[str, Any]:
 async def completions(ctx: Ctx, body: CompletionRequest) -> Response:
     question, history = _question(body)
     session_id = body.session_id
-    if session_id is not None:
-        await run_in_threadpool(ctx.sessions.get, session_id)  # 404 before anything else
-    await run_in_threadpool(ctx.chat.check_question, question)
+
+    def check() -> None:  # 404 for a session not the caller's, 400 for an empty question
+        if session_id is not None:
+            ctx.sessions.get(session_id)
+        ctx.chat.check_question(question)
+
+    await run_in_threadpool(check)
 
     def start(waiting: Waiting | None = None) -> Turn:
         if session_id is not None:

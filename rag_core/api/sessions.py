@@ -141,10 +141,14 @@ def clear_messages(ctx: Ctx, session_id: str) -> Response:
     "figure check, timings and follow-ups), then `done`; or `error` then `done`. With stream=false: the `message`.",
 )
 async def ask(ctx: Ctx, session_id: str, body: Question, use_optimized: bool = OPTIMIZED) -> Response:
-    await run_in_threadpool(ctx.sessions.get, session_id)  # 404 before the stream begins
     chat = chat_of(ctx, use_optimized)
-    if not body.regenerate:
-        await run_in_threadpool(chat.check_question, body.question)  # 400 for an empty question
+
+    def check() -> None:  # 404 for a session not the caller's, 400 for an empty question: before the stream
+        ctx.sessions.get(session_id)
+        if not body.regenerate:
+            chat.check_question(body.question)
+
+    await run_in_threadpool(check)
 
     def start(waiting: Waiting | None = None) -> Turn:  # claims the session, stores the question, searches
         return chat.turn(body.question, session_id, rewrite=body.rewrite, regenerate=body.regenerate, waiting=waiting)
