@@ -11,13 +11,15 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_core import AppContext, DocentError, Message, Session
-from ui.answer import FOLLOW_UPS, PENDING, render_answer, render_user, request_answer
+from ui.answer import PENDING, render_user, request_answer
 from ui.context import require_context
 from ui.current_session import NEW_CHAT, current_session
 from ui.exchange import import_report
+from ui.history import latest_messages, render_history
 from ui.live import wait_for_answer, write_answer
 from ui.markdown import escape_markdown, inert_markdown
 from ui.navigation import UPLOAD_PAGE
+from ui.pending import QUESTION, asked, keep_typed, offer_kept, typed_request
 from ui.rebuild import mismatch_notice
 from ui.sources import open_from_link, show_viewer
 
@@ -49,66 +51,33 @@ def scope_line(scope: list[str], names: list[str]) -> str:
     return f"Searching {len(scope)} of {len(names)} documents: {shown}{more}"
 
 
-def render_history(ctx: AppContext, session: Session, messages: list[Message], *, replacing: bool) -> None:
-    """The conversation; the turns a summary stands for, collapsed under it.
-
-    ``replacing``: the last answer is being written again, so it is left out."""
-    if replacing and messages and messages[-1].role == "assistant":
-        messages = messages[:-1]
-    summary = max(ctx.sessions.summaries(session.id), key=lambda s: s.upto_message_id, default=None)
-    upto = summary.upto_message_id if summary else None
-    older = [m for m in messages if upto is not None and m.id is not None and m.id <= upto]
-    if older:
-        with st.expander(f"🗜️ Earlier turns, summarised ({len(older)} messages)"):
-            st.caption("The model now sees this summary instead of the messages below it:")
-            st.markdown(escape_markdown(summary.text if summary else ""))
-            st.divider()
-            _draw(ctx, session, messages, 0, len(older), latest=not replacing)
-    _draw(ctx, session, messages, len(older), len(messages), latest=not replacing)
-
-
-def _draw(ctx: AppContext, session: Session, messages: list[Message], start: int, end: int, *, latest: bool) -> None:
-    """``messages[start:end]``; the last message of all, when it is an answer, with its controls."""
-    questions = [m.content for m in messages[:start] if m.role == "user"]
-    for i in range(start, end):
-        message = messages[i]
-        if message.role == "user":
-            questions.append(message.content)
-            render_user(message.content)
-            continue
-        is_last = latest and i == len(messages) - 1
-        render_answer(
-            message,
-            questions[-1] if questions else None,
-            session_id=session.id,
-            follow_up=len(questions) > 1,
-            latest=is_last,
-            follow_ups=st.session_state.get(FOLLOW_UPS, {}).get(message.id) if is_last else None,
-        )
-
-
 def offer_retry(ctx: AppContext, session_id: str, messages: list[Message]) -> None:
     """A question with no answer yet (it failed, or the app stopped): its error and a Retry
-    button; or, while another tab or process is answering it, that, until it is answered."""
+    button; or, while another tab or process is answering it, that, until it is answered.
+    Then the questions kept but not yet in the conversation (``ui.pending``)."""
     failed = st.session_state.get(FAILED)
     if failed and failed["session"] != session_id:
         failed = None
     last_unanswered = messages[-1].content if messages and messages[-1].role == "user" else None
-    if failed is None and last_unanswered is None:
-        return
-    if failed is None and ctx.sessions.claims.holder(session_id) is not None:
-        being_answered(ctx, session_id)
-        return
-    question = str(failed["question"] if failed else last_unanswered)
-    if question != last_unanswered:
-        render_user(question)  # it failed before the engine stored it
-    with st.chat_message("assistant"):
-        if failed:
-            st.error(escape_markdown(failed["error"]))
-        else:
-            st.warning("This question has no answer yet.")
-        again = {k: v for k, v in (failed or {}).get("request", {}).items() if k in ("rewrite", "regenerate")}
-        st.button("🔁 Retry", key="retry", on_click=request_answer, args=(question,), kwargs=again)
+    kept = ctx.sessions.pending.of(session_id)
+    busy = ctx.sessions.claims.holder(session_id)
+    failed_kept = failed if failed and any(p.question == failed["question"] for p in kept) else None
+    if failed_kept:
+        failed = None  # shown with its kept copy, below
+    if failed is None and busy is not None and (last_unanswered is not None or kept):
+        being_answered(ctx, session_id)  # and the page runs again once it is answered
+    elif failed is not None or last_unanswered is not None:
+        question = str(failed["question"] if failed else last_unanswered)
+        if question != last_unanswered:
+            render_user(question)  # it failed before the engine stored it
+        with st.chat_message("assistant"):
+            if failed:
+                st.error(escape_markdown(failed["error"]))
+            else:
+                st.warning("This question has no answer yet.")
+            again = {k: v for k, v in (failed or {}).get("request", {}).items() if k in ("rewrite", "regenerate")}
+            st.button("🔁 Retry", key="retry", on_click=request_answer, args=(question,), kwargs=again)
+    offer_kept(ctx, kept, busy, failed_kept)
 
 
 @st.fragment(run_every=2)
@@ -162,6 +131,7 @@ def answer(ctx: AppContext, session: Session, messages: list[Message], request: 
         st.session_state[FAILED] = {"session": session.id, "question": question, "error": str(e), "request": request}
     else:
         st.session_state.pop(FAILED, None)
+        asked(ctx, request)
         if turn.answered is not None and not turn.save:  # the disk is full: not in the session, kept on screen
             answered = turn.answered
             st.session_state[UNSAVED] = {"session": session.id, "question": question, **answered.as_json()}
@@ -208,14 +178,15 @@ if names and ctx.settings.llm_provider == "local" and ctx.models.preload():
     model_loading(ctx)  # in the background: the page is usable, the first answer waits less
 
 wait_for_answer()  # an answer a click interrupted is stored by its own run, maybe still now
-messages = ctx.sessions.messages(session.id)
-open_from_link(messages)
-typed = st.chat_input("Ask about your documents", disabled=not names)
-request = st.session_state.pop(PENDING, None) or ({"question": typed} if typed is not None else None)
+messages, total = latest_messages(ctx, session)
+open_from_link(ctx, session.id)
+# kept by its on_submit before this run began (ui.pending)
+typed = st.chat_input("Ask about your documents", disabled=not names, key=QUESTION, on_submit=keep_typed)
+request = st.session_state.pop(PENDING, None) or typed_request(typed)
 if request is not None and not request["question"].strip():
     st.toast("Type a question first.", icon="✏️")
     request = None
-render_history(ctx, session, messages, replacing=bool(request and request.get("regenerate")))
+render_history(ctx, session, messages, total, replacing=bool(request and request.get("regenerate")))
 if request is not None:
     answer(ctx, session, messages, request)
 else:

@@ -12,6 +12,7 @@ claim, ``rag_core.storage.claims``).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 
@@ -19,7 +20,7 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from rag_core import AppContext, Session
+from rag_core import AppContext, NotFoundError, Session
 from ui.markdown import escape_markdown
 
 NEW_CHAT = "New chat"  # the name of a session until its first question names it
@@ -37,15 +38,17 @@ def current_session(ctx: AppContext) -> Session:
     created when there is none): "not found", never the conversation. The URL is kept in step so
     it can be bookmarked.
     """
-    sessions = ctx.sessions.list()
-    by_id = {s.id: s for s in sessions}
     wanted = st.session_state.get(SESSION_ID) or st.query_params.get("session")
-    session = by_id.get(wanted) if wanted else None
+    session = None
+    if wanted:
+        with contextlib.suppress(NotFoundError):
+            session = ctx.sessions.get(str(wanted))
     if session is None:
         if wanted:
             shown = escape_markdown(repr(wanted))  # from the address: anyone can write it
             st.toast(f"Conversation {shown} was not found; showing your latest one.", icon="ℹ️")
-        session = sessions[0] if sessions else ctx.sessions.create(NEW_CHAT)
+        latest, _ = ctx.sessions.latest(1)
+        session = latest[0] if latest else ctx.sessions.create(NEW_CHAT)
     select_session(session.id)
     return session
 

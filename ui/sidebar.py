@@ -23,6 +23,7 @@ from ui.markdown import escape_markdown
 from ui.navigation import CHAT_PAGE
 
 SEARCH = "chat_search"
+RECENT = 30  # the chats listed; the others are found by searching
 MADE_HERE = "chats_made_here"  # ids of the chats this tab's "New chat" created
 MANAGE = "manage_chat"  # whether "Rename, export or delete this chat" is open
 
@@ -37,11 +38,10 @@ def render_sidebar(ctx: AppContext) -> None:
         query = st.text_input(
             "Search chats", key=SEARCH, placeholder="🔍 Search chats", label_visibility="collapsed"
         ).strip()
-        sessions = ctx.sessions.list()
-        shown = [s for s in sessions if matches(s.name, query)]
+        shown, total = ctx.sessions.latest(RECENT, query)
         if query and not shown:
             st.caption("No chat has that in its name.")
-        repeated = {name for name, count in Counter(s.name for s in sessions).items() if count > 1}
+        repeated = {name for name, count in Counter(s.name for s in shown).items() if count > 1}
         today = date.today()
         day = None
         for session in shown:
@@ -49,6 +49,9 @@ def render_sidebar(ctx: AppContext) -> None:
                 day = day_label(session.updated, today)
                 st.caption(day)
             _session_button(session, current, repeated)
+        if total > len(shown):
+            what = "chats match" if query else "chats"
+            st.caption(f"The latest {len(shown)} of {total:,} {what}: search for the others.")
         manage_chat(ctx, current.id)
         import_box(ctx)
     sidebar_indicator(ctx)  # background uploads, start-up repairs (ui/jobs.py)
@@ -75,19 +78,13 @@ def new_chat(ctx: AppContext, current: Session) -> Session:
     earlier one left, instead of adding another beside it."""
     made = st.session_state.setdefault(MADE_HERE, set())
     for session in [current, *ctx.sessions.unused(NEW_CHAT)]:
-        if session.name != NEW_CHAT or ctx.sessions.messages(session.id):
+        if session.name != NEW_CHAT or ctx.sessions.count(session.id):
             continue
         if session.id in made or not shown_elsewhere(session.id):
             return session
     session = ctx.sessions.create(NEW_CHAT)
     made.add(session.id)
     return session
-
-
-def matches(name: str, query: str) -> bool:
-    """Every word of ``query`` is in ``name`` (case-insensitive); an empty query matches all."""
-    name = name.casefold()
-    return all(word in name for word in query.casefold().split())
 
 
 def day_label(timestamp: float, today: date) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 import streamlit as st
 
-from rag_core import AppContext, DocentError, Message, NotFoundError, Source
+from rag_core import AppContext, DocentError, NotFoundError, Source
 from ui.markdown import escape_markdown
 
 logger = logging.getLogger(__name__)
@@ -96,17 +96,17 @@ def close_viewer() -> None:
     st.session_state.pop(VIEWER, None)
 
 
-def open_from_link(messages: list[Message]) -> None:
+def open_from_link(ctx: AppContext, session_id: str) -> None:
     """``?source=<message id>-<n>`` (a citation link opened in a new tab): open that passage."""
     wanted = st.query_params.get(SOURCE_PARAM)
     if not wanted:
         return
     del st.query_params[SOURCE_PARAM]  # once: a later rerun must not open it again
     message_id, _, n = wanted.partition("-")
-    for message in messages:
-        if str(message.id) == message_id and n.isdigit() and 1 <= int(n) <= len(message.sources):
-            open_viewer(message.sources, int(n))
-            return
+    message = ctx.sessions.message(session_id, int(message_id)) if message_id.isdigit() else None
+    if message is not None and n.isdigit() and 1 <= int(n) <= len(message.sources):
+        open_viewer(message.sources, int(n))
+        return
     st.toast("That source is not in this conversation any more.", icon="ℹ️")
 
 

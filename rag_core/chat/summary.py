@@ -69,26 +69,36 @@ def compact(text: str, budget: int, count_tokens: Callable[[str], int]) -> str:
     subject) and their end (where the figure usually is), down to a dozen words; then the questions left out (the answer's first sentence names its subject);
     then, only if still too long, the oldest lines dropped."""
     lines = text.splitlines()
+    # Each line's tokens and answer words counted once, then kept up to date: counting them all
+    # again at every step took minutes on a 10,000-message chat folded at once (an import).
+    counts = [count_tokens(line) for line in lines]
+    lengths = [len(line.split(" A: ", 1)[-1].split()) for line in lines]
+    total = sum(counts)
 
-    def size() -> int:
-        return sum(count_tokens(line) for line in lines)
+    def replace(i: int, line: str) -> None:
+        nonlocal total
+        total += count_tokens(line) - counts[i]
+        lines[i], counts[i] = line, count_tokens(line)
+        lengths[i] = len(line.split(" A: ", 1)[-1].split())
 
-    while size() > budget:
-        longest = max(range(len(lines)), key=lambda i: len(lines[i].split(" A: ", 1)[-1].split()))
+    while total > budget:
+        longest = max(range(len(lines)), key=lengths.__getitem__)
         head, sep, answer = lines[longest].partition(" A: ")
         words = answer.replace("…", " ").split()
         if not sep or len(words) <= 12:
             break
         keep = max(6, len(words) // 4)  # its subject (the start) and its figure (the end)
-        lines[longest] = f"{head}{sep}{' '.join(words[:keep])} … {' '.join(words[-keep:])}"
+        replace(longest, f"{head}{sep}{' '.join(words[:keep])} … {' '.join(words[-keep:])}")
     for i, line in enumerate(lines):
-        if size() <= budget:
+        if total <= budget:
             break
         if line.startswith("- Q: ") and " A: " in line:
-            lines[i] = "- " + line.split(" A: ", 1)[1]
-    while lines and size() > budget:
-        lines = lines[1:]
-    return "\n".join(lines)
+            replace(i, "- " + line.split(" A: ", 1)[1])
+    first = 0
+    while first < len(lines) and total > budget:
+        total -= counts[first]
+        first += 1
+    return "\n".join(lines[first:])
 
 
 def summarise(previous: str, messages: list[Message], llm: LLM | None) -> str:

@@ -194,6 +194,21 @@ def m009_jobs(d: Dialect) -> str:
         """
 
 
+def m010_pending_questions(d: Dialect) -> str:
+    """Questions typed but not yet in their conversation (``rag_core.storage.pending``): kept
+    the moment they are typed, before the question waits for another answer or is drawn, so
+    a reload, a closed tab or a failure never drops what someone typed."""
+    return f"""
+        CREATE TABLE pending_questions (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            question TEXT NOT NULL,
+            created {d.real} NOT NULL
+        );
+        CREATE INDEX pending_questions_session ON pending_questions(session_id, created);
+        """
+
+
 MIGRATIONS: list[Migration] = [
     m001_sessions,
     m002_documents,
@@ -204,4 +219,5 @@ MIGRATIONS: list[Migration] = [
     m007_session_claims,
     m008_document_entities,
     m009_jobs,
+    m010_pending_questions,
 ]

@@ -20,6 +20,7 @@ from rag_core.errors import DocentError, NotFoundError
 from rag_core.payloads import Source
 from rag_core.storage.claims import SessionClaims
 from rag_core.storage.database import Database, Row
+from rag_core.storage.pending import PendingQuestions
 
 
 @dataclass
@@ -54,12 +55,14 @@ class Summary:
 
 class SessionStore:
     """Create, list, rename, delete sessions; append and read their messages: one owner's.
-    ``claims``: who is answering in a session (one question at a time, ``rag_core.storage.claims``)."""
+    ``claims``: who is answering in a session (one question at a time, ``rag_core.storage.claims``);
+    ``pending``: questions typed but not yet in their session (``rag_core.storage.pending``)."""
 
     def __init__(self, db: Database, owner: str = "") -> None:
         self.db = db
         self.owner = owner
         self.claims = SessionClaims(db, owner)
+        self.pending = PendingQuestions(db, owner)
 
     def for_owner(self, owner: str) -> SessionStore:
         """The same database, seen by another person."""
@@ -89,6 +92,25 @@ class SessionStore:
             "SELECT * FROM sessions WHERE owner = ? ORDER BY updated DESC, created DESC", (self.owner,)
         )
         return [self._session(r) for r in rows]
+
+    def latest(self, limit: int, search: str = "") -> tuple[builtins.list[Session], int]:
+        """The ``limit`` most recent sessions whose name holds every word of ``search`` (any
+        case; empty: all), and how many sessions match in all: a sidebar of thousands of
+        chats shows the first and says the number, the rest found by searching."""
+        words = search.casefold().split()
+        if not words:
+            rows = self.db.query(
+                "SELECT * FROM sessions WHERE owner = ? ORDER BY updated DESC, created DESC LIMIT ?",
+                (self.owner, max(limit, 0)),
+            )
+            total = self.db.query("SELECT COUNT(*) FROM sessions WHERE owner = ?", (self.owner,))[0][0]
+            return [self._session(r) for r in rows], int(total)
+        names = self.db.query(
+            "SELECT id, name FROM sessions WHERE owner = ? ORDER BY updated DESC, created DESC", (self.owner,)
+        )
+        found = [r["id"] for r in names if all(w in str(r["name"]).casefold() for w in words)]
+        shown = [self.get(sid) for sid in found[: max(limit, 0)]]
+        return shown, len(found)
 
     def unused(self, name: str) -> builtins.list[Session]:
         """The sessions called ``name`` that hold no message yet, the most recent first."""
@@ -200,18 +222,47 @@ class SessionStore:
             " WHERE m.session_id = ? AND s.owner = ? ORDER BY m.id",
             (session_id, self.owner),
         )
-        return [
-            Message(
-                role=r["role"],
-                content=r["content"],
-                condensed_question=r["condensed_question"],
-                sources=json.loads(r["sources"] or "[]"),
-                meta=json.loads(r["meta"] or "{}"),
-                created=r["created"],
-                id=r["id"],
-            )
-            for r in rows
-        ]
+        return [self._message(r) for r in rows]
+
+    def recent(self, session_id: str, limit: int, before: int | None = None) -> builtins.list[Message]:
+        """The session's last ``limit`` messages (those before message id ``before``, when
+        given), oldest first: a long conversation is drawn from its end, a page at a time."""
+        rows = self.db.query(
+            "SELECT m.* FROM messages m JOIN sessions s ON s.id = m.session_id"
+            " WHERE m.session_id = ? AND s.owner = ? AND m.id < ? ORDER BY m.id DESC LIMIT ?",
+            (session_id, self.owner, before if before is not None else 2**62, max(limit, 0)),
+        )
+        return [self._message(r) for r in reversed(rows)]
+
+    def count(self, session_id: str) -> int:
+        """How many messages the session holds."""
+        rows = self.db.query(
+            "SELECT COUNT(*) FROM messages m JOIN sessions s ON s.id = m.session_id"
+            " WHERE m.session_id = ? AND s.owner = ?",
+            (session_id, self.owner),
+        )
+        return int(rows[0][0])
+
+    def message(self, session_id: str, message_id: int) -> Message | None:
+        """One message of the session (a citation link names it), or None."""
+        rows = self.db.query(
+            "SELECT m.* FROM messages m JOIN sessions s ON s.id = m.session_id"
+            " WHERE m.session_id = ? AND s.owner = ? AND m.id = ?",
+            (session_id, self.owner, message_id),
+        )
+        return self._message(rows[0]) if rows else None
+
+    @staticmethod
+    def _message(r: Row) -> Message:
+        return Message(
+            role=r["role"],
+            content=r["content"],
+            condensed_question=r["condensed_question"],
+            sources=json.loads(r["sources"] or "[]"),
+            meta=json.loads(r["meta"] or "{}"),
+            created=r["created"],
+            id=r["id"],
+        )
 
     def clear(self, session_id: str) -> None:
         with self.db.connect() as c:
