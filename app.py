@@ -29,7 +29,7 @@ if starting is not None:
 
 from rag_core import ChromaUnavailableError, DatabaseUnavailableError, DocentError  # noqa: E402 (after the starting line)
 from rag_core.chroma_guard import unreachable  # noqa: E402
-from ui.auth import may_enter, render_account, sign_in_page  # noqa: E402
+from ui.auth import may_enter, render_account, say_shared, sign_in_page  # noqa: E402
 from ui.context import back_when_reachable, get_context  # noqa: E402
 from ui.navigation import CHAT_PAGE, EVALUATE_PAGE, SETTINGS_PAGE, UPLOAD_PAGE  # noqa: E402
 from ui.sidebar import render_sidebar  # noqa: E402
@@ -46,6 +46,7 @@ if may_enter():
         ]
     )
     with contextlib.suppress(DocentError):  # the page shows the error; Settings still opens, to fix it
+        say_shared(bool(get_context().settings.database_url))  # a team database without sign-in
         render_sidebar(get_context())
     render_account()
 else:

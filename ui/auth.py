@@ -13,6 +13,8 @@ account at (Google, Microsoft personal accounts), that list is what keeps strang
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +26,35 @@ from ui.markdown import escape_markdown
 def auth_configured() -> bool:
     """True when the secrets files have an ``[auth]`` section: then everyone signs in."""
     return st.secrets.load_if_toml_exists() and "auth" in st.secrets
+
+
+logger = logging.getLogger(__name__)
+
+SHARED = (
+    "Everyone who opens this Docent shares one set of conversations: it uses a team database "
+    "(DOCENT_DATABASE_URL) and nobody signs in, so any visitor can open and continue any chat in the sidebar. "
+    "To keep each person's conversations to themselves, switch sign-in on ([auth] in .streamlit/secrets.toml; "
+    'README, "Serving a network").'
+)
+_said_at_start: list[bool] = []  # the server's log says it once per process
+
+
+def shared_without_sign_in(team_database: bool) -> bool:
+    """A team database without sign-in: every visitor is the same person to Docent."""
+    return team_database and not auth_configured()
+
+
+def say_shared(team_database: bool) -> bool:
+    """When conversations are shared by everyone (``shared_without_sign_in``): said on the
+    page, and once in the server's log when the app first runs; whether they are."""
+    if not shared_without_sign_in(team_database):
+        return False
+    if not _said_at_start:
+        _said_at_start.append(True)
+        logger.warning(SHARED)
+        print(f"Docent: {SHARED}", file=sys.stderr, flush=True)
+    st.warning(SHARED, icon="👥")
+    return True
 
 
 def allowed_emails() -> list[str]:

@@ -21,6 +21,7 @@ from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rag_core import AppContext, NotFoundError, Session
+from ui.auth import shared_without_sign_in
 from ui.markdown import escape_markdown
 
 NEW_CHAT = "New chat"  # the name of a session until its first question names it
@@ -36,7 +37,9 @@ def current_session(ctx: AppContext) -> Session:
 
     A missing or deleted id, or another person's, falls back to the most recent session (one is
     created when there is none): "not found", never the conversation. The URL is kept in step so
-    it can be bookmarked.
+    it can be bookmarked. Where everyone shares the conversations (a team database without
+    sign-in, ``ui.auth.shared_without_sign_in``), a new visitor gets a new chat instead: the
+    latest is another person's.
     """
     wanted = st.session_state.get(SESSION_ID) or st.query_params.get("session")
     session = None
@@ -48,7 +51,10 @@ def current_session(ctx: AppContext) -> Session:
             shown = escape_markdown(repr(wanted))  # from the address: anyone can write it
             st.toast(f"Conversation {shown} was not found; showing your latest one.", icon="ℹ️")
         latest, _ = ctx.sessions.latest(1)
-        session = latest[0] if latest else ctx.sessions.create(NEW_CHAT)
+        if latest and not (shared_without_sign_in(bool(ctx.settings.database_url)) and not wanted):
+            session = latest[0]
+        else:
+            session = ctx.sessions.create(NEW_CHAT)
     select_session(session.id)
     return session
 

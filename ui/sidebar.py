@@ -15,6 +15,7 @@ from datetime import date, datetime, timedelta
 import streamlit as st
 
 from rag_core import AppContext, DocentError, Session
+from ui.auth import shared_without_sign_in
 from ui.confirm import confirm
 from ui.current_session import NEW_CHAT, SESSION_ID, current_session, select_session, shown_elsewhere
 from ui.exchange import export_buttons, import_box
@@ -77,7 +78,9 @@ def new_chat(ctx: AppContext, current: Session) -> Session:
     conversation), unless this tab made it; so a fresh visit reuses the empty chat an
     earlier one left, instead of adding another beside it."""
     made = st.session_state.setdefault(MADE_HERE, set())
-    for session in [current, *ctx.sessions.unused(NEW_CHAT)]:
+    # Where everyone shares the conversations, an empty chat may be a visitor's on another server.
+    others = [] if shared_without_sign_in(bool(ctx.settings.database_url)) else ctx.sessions.unused(NEW_CHAT)
+    for session in [current, *others]:
         if session.name != NEW_CHAT or ctx.sessions.count(session.id):
             continue
         if session.id in made or not shown_elsewhere(session.id):
