@@ -3,7 +3,8 @@
 An export holds the messages with their sources and a digest of each cited document, so
 an import into another data folder can say which documents are missing there, or indexed
 with other content (``rag_core.exchange``). An imported file is read once: the uploader
-keeps showing it, and its report, until it is removed.
+keeps showing it, and its report, until it is removed: it is read once per upload, whatever
+the result, and an error is said once, in the import box.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ui.navigation import CHAT_PAGE
 
 IMPORTING = "importing_chat"  # the import box is open
 IMPORTED = "imported_chat"  # {"file": uploader file id, "name", "messages", "missing", "changed"} or "error"
+UNREADABLE = "This file could not be imported: reading it failed (the server's log says why). Nothing was imported."
 
 
 def file_stem(name: str) -> str:
@@ -78,6 +80,9 @@ def import_box(ctx: AppContext) -> None:
         )
         done = st.session_state.get(IMPORTED)
         if upload is not None and (done is None or done["file"] != upload.file_id):
+            # Read once per upload: marked as read before reading, so that a failure nobody
+            # foresaw shows once, then this line, never again at every run of every page.
+            st.session_state[IMPORTED] = {"file": upload.file_id, "error": UNREADABLE}
             try:
                 report = import_session(ctx, upload.getvalue())
             except DocentError as e:
