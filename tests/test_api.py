@@ -225,3 +225,24 @@ def test_an_address_beyond_loopback_needs_a_key_and_team_keys_name_a_person():
     keys = ApiKeys.parse(["Ana@Example.org:a-long-key-1, bare-key-2222"])
     assert keys.person_of("a-long-key-1") == "ana@example.org" and keys.person_of("bare-key-2222") == ""
     assert keys.person_of("a-long-key-") is None and "a-long-key-1" not in repr(keys)
+
+
+def test_a_web_page_cannot_use_the_api_unless_its_origin_is_allowed(indexed):
+    ctx, _ = indexed
+    hosts = ["127.0.0.1", "localhost", "::1", "[::1]"]
+    app = create_app(ctx, origins=["https://front.example.org"], hosts=hosts)
+    with TestClient(app, base_url="http://127.0.0.1:8000", raise_server_exceptions=False) as c:
+        evil = {"Origin": "https://evil.example.com"}
+        upload = c.post("/api/documents", files=[("files", ("x.txt", b"planted"))], headers=evil)
+        assert upload.status_code == 403 and "--cors-origin" in upload.json()["detail"]
+        assert c.get("/api/jobs").json() == []  # nothing was uploaded
+        front = {"Origin": "https://front.example.org"}
+        listed = c.get("/api/chat/sessions", headers=front)
+        assert listed.status_code == 200 and listed.headers["access-control-allow-origin"] == front["Origin"]
+        asked = {**front, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization"}
+        assert c.options("/api/chat/sessions", headers=asked).status_code == 200  # the preflight
+        same = c.post("/api/chat/sessions", headers={"Origin": "http://127.0.0.1:8000"})  # Swagger UI at /docs
+        assert same.status_code == 201
+        assert c.get("/api/chat/sessions").status_code == 200  # curl, scripts: no Origin
+    with TestClient(app, base_url="http://rebound.example.com:8000", raise_server_exceptions=False) as c:
+        assert c.get("/api/chat/sessions").status_code == 400  # DNS rebinding: not this machine's name

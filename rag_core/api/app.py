@@ -6,10 +6,11 @@ the same services the pages and the CLI call. Its OpenAPI description is at
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from fastapi import FastAPI, HTTPException
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi_offline import FastAPIOffline
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -17,6 +18,7 @@ from rag_core.api import documents, openai_compat, sessions
 from rag_core.api.auth import ApiKeys
 from rag_core.api.documents import JobBook
 from rag_core.api.errors import install
+from rag_core.api.guard import BrowserGuard
 from rag_core.context import AppContext
 
 JSON_LIMIT = 64 * 2**20  # a request body other than an upload (a session export is the largest)
@@ -64,8 +66,16 @@ class BodyLimit:
         await self.app(scope, limited, send)
 
 
-def create_app(ctx: AppContext, keys: ApiKeys | None = None) -> FastAPI:
-    """The API over ``ctx``; ``keys``: the keys it accepts (none: every request is the local person's)."""
+def create_app(
+    ctx: AppContext,
+    keys: ApiKeys | None = None,
+    *,
+    origins: Iterable[str] = (),
+    hosts: Iterable[str] | None = None,
+) -> FastAPI:
+    """The API over ``ctx``; ``keys``: the keys it accepts (none: every request is the local
+    person's); ``origins``: the web front ends allowed to call it from a browser (CORS);
+    ``hosts``: the only ``Host`` names it answers (``serve-api`` without a key: loopback's)."""
     # Swagger UI (/docs) and ReDoc (/redoc) from files inside the package: no CDN, offline like the rest
     app = FastAPIOffline(title="Docent API", version="1", description=DESCRIPTION)
     app.state.ctx = ctx
@@ -86,4 +96,8 @@ def create_app(ctx: AppContext, keys: ApiKeys | None = None) -> FastAPI:
         return upload_limit if path == "/api/documents" else JSON_LIMIT
 
     app.add_middleware(BodyLimit, limit_for=limit_for)
+    allowed = [o.rstrip("/") for o in origins]
+    if allowed:
+        app.add_middleware(CORSMiddleware, allow_origins=allowed, allow_methods=["*"], allow_headers=["*"])
+    app.add_middleware(BrowserGuard, origins=allowed, hosts=hosts)  # the outermost: before anything is read
     return app
