@@ -151,6 +151,13 @@ _MUST_SAY_THAT = re.compile(
     r"tell\s+(?:the\s+)?users?)\s+(?:that\b(?!\s+questions?)|[:\"“])",
     _I,
 )
+# "The correct figure is …": a correction, an instruction's when it follows one.
+_CORRECTION = re.compile(
+    r"\b(?:correct|real|actual|true|updated|official)\s+(?:\w+\s+){0,2}?(?:figures?|answers?|numbers?|values?|"
+    r"amounts?|revenues?)\s+(?:is|are|was|were)\b|\b(?:is|are)\s+(?:outdated|wrong|incorrect|a typo)\b"
+    r"|正确的|(?:est|sont) (?:erronée?s?|obsolètes?)|(?:ist|sind) (?:falsch|veraltet)|(?:es|son) (?:incorrectos?|erróneos?)",
+    _I,
+)
 # "When asked about …": the question a dictated answer is for.
 _WHEN_ASKED = re.compile(
     r"\b(?:when(?:ever)?|if|once)\s+(?:you\s+are\s+|you're\s+|you\s+get\s+)?asked\b"
@@ -174,6 +181,7 @@ _BLOCK = re.compile(
     r"<\|im_start\|>.*?(?:<\|im_end\|>|\n\s*\n|\Z)|\[INST\].*?(?:\[/INST\]|\n\s*\n|\Z)|<<SYS>>.*?(?:<</SYS>>|\Z)",
     _I | re.DOTALL,
 )
+_BLANK = re.compile(r"\n[ \t]*\n")
 _STOPS = ".!?。！？"
 _END = re.compile(r"[。！？]|[.!?](?=\s|$|[^\d\w])")
 _QUOTE = 400
@@ -224,7 +232,8 @@ def _wraps(text: str, start: int, i: int) -> bool:
 
 
 def _addresses(sentence: str) -> int:
-    """2: the sentence addresses an assistant; 1: it directs an answer (a continuation of one); 0: neither."""
+    """2: the sentence addresses an assistant; 1: it directs an answer or corrects a figure (an
+    instruction's when it follows one in its paragraph); 0: neither."""
     if any(p.search(sentence) for p in _STRONG):
         return 2
     verbatim, must, asked = (
@@ -236,7 +245,7 @@ def _addresses(sentence: str) -> int:
         return 2
     if _ROLE.search(sentence) and _DIRECTIVE.search(sentence.split(":", 1)[-1].split("：", 1)[-1]):
         return 2
-    return 1 if (verbatim or must or asked) else 0
+    return 1 if (verbatim or must or asked or _CORRECTION.search(sentence)) else 0
 
 
 @lru_cache(maxsize=512)
@@ -245,7 +254,7 @@ def _spans(text: str) -> tuple[Span, ...]:
     sentences = _sentences(text)
     follows, last = False, 0  # the sentence before addressed an assistant: one directing an answer goes with it
     for k, (s, e) in enumerate(sentences):
-        if "\n" in text[last:s]:  # a blank line: another paragraph
+        if _BLANK.search(text, max(0, last - 1), s):  # a blank line: another paragraph
             follows = False
         last, said = e, text[s:e]
         score = _addresses(said)
