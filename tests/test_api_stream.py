@@ -167,3 +167,18 @@ def test_a_second_question_in_the_session_waits_says_so_and_follows_the_first_an
     assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
     assert stored[1].content.startswith("client-1") and stored[3].content == second[-2][1]["answer"]
     assert stored[2].content == "And its current, client-2?"  # asked after the first answer was stored
+
+
+def test_a_silent_stream_gets_keep_alive_comments_that_clients_skip(served, monkeypatch):
+    from rag_core.api import streaming
+
+    base, ctx, llm = served
+    monkeypatch.setattr(streaming, "PING_S", 0.02)
+    llm._pause = 0.1
+    sid = ctx.sessions.create("pings").id
+    with httpx.stream("POST", f"{base}/api/sessions/{sid}/messages", json={"question": "pump, client-3?"}) as r:
+        raw = r.read().decode()
+    assert ": ping\n\n" in raw
+    with httpx.stream("POST", f"{base}/api/sessions/{sid}/messages", json={"question": "pump, client-4?"}) as r:
+        events = list(sse_events(r))
+    assert [k for k, _ in events][-2:] == ["message", "done"]

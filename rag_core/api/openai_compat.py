@@ -193,6 +193,8 @@ async def _chunks(cid: str, start: Start) -> AsyncIterator[str]:
                 yield _chunk(cid, {"content": data["text"]})
             elif kind == "message":
                 yield _chunk(cid, {}, "stop", docent=_docent(data))
+            elif kind == "ping":
+                yield ": ping\n\n"  # an SSE comment: OpenAI clients skip it
             elif kind == "error":
                 error = {"message": data["detail"], "type": "server_error", "code": data["status"]}
                 yield f"data: {json.dumps({'error': error}, ensure_ascii=False)}\n\n"

@@ -30,9 +30,10 @@ from rag_core.storage import Busy
 
 logger = logging.getLogger(__name__)
 
+PING_S = 15.0  # a stream silent this long gets a comment, so that no proxy closes it as idle
 INTERNAL = "Internal error while answering; the server log has the details. Your question is kept; try again."
 
-Event = tuple[str, dict[str, Any]]  # (kind, data): waiting | sources | token | message | error
+Event = tuple[str, dict[str, Any]]  # (kind, data): waiting | sources | loading | token | message | error | ping
 Waiting = Callable[[Busy], None]
 Start = Callable[[Waiting], Turn]  # starts the turn (ChatService.turn), hearing what it waits for
 
@@ -111,6 +112,8 @@ class TurnRun:
         self.put(("sources", turn_json(turn)))
         first = (turn.condensed_question, [s.get("chunk_id") for s in turn.sources])
         try:
+            if turn.model_pending:  # the local model's first load: each step said, as the page's status does
+                turn.load_model(progress=lambda message: self.put(("loading", {"detail": message})))
             turn.prepare()  # a follow-up only the model can rewrite: rewritten, searched again
         except Exception:
             turn.close()  # failed before its words: the question stays, unanswered
@@ -141,7 +144,14 @@ async def run_turn(start: Start) -> AsyncGenerator[Event, None]:
     run = TurnRun(start, put)
     threading.Thread(target=run.work, name="docent-api-turn", daemon=True).start()
     try:
-        while (item := await queue.get()) is not None:
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), PING_S)
+            except TimeoutError:  # nothing for a while (the model loading, a long prompt): say it is alive
+                yield ("ping", {})
+                continue
+            if item is None:
+                break
             yield item
     finally:
         run.leave()
@@ -154,13 +164,13 @@ def sse(event: str, data: Any) -> str:
 
 async def sse_events(start: Start) -> AsyncIterator[str]:
     """A turn as server-sent events: ``waiting`` (while the session answers another question),
-    ``sources`` (again after a rewrite), ``token``…,
+    ``sources`` (again after a rewrite), ``loading`` (the model's first load), ``token``…,
     ``message`` (the stored answer), then ``done``; or ``error`` then ``done``."""
     failed = False
     async with contextlib.aclosing(run_turn(start)) as events:
         async for kind, data in events:
             failed = failed or kind == "error"
-            yield sse(kind, data)
+            yield ": ping\n\n" if kind == "ping" else sse(kind, data)
     yield sse("done", {"ok": not failed})
 
 
