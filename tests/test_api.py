@@ -246,3 +246,23 @@ def test_a_web_page_cannot_use_the_api_unless_its_origin_is_allowed(indexed):
         assert c.get("/api/chat/sessions").status_code == 200  # curl, scripts: no Origin
     with TestClient(app, base_url="http://rebound.example.com:8000", raise_server_exceptions=False) as c:
         assert c.get("/api/chat/sessions").status_code == 400  # DNS rebinding: not this machine's name
+
+
+class LoadingLLM(ScriptedLLM):
+    """A local model that has to be loaded before its first answer."""
+
+    def load(self) -> None:
+        pass
+
+
+def test_the_local_models_first_load_is_streamed_as_loading_events(make_settings, tmp_path):
+    ctx = build_context(make_settings(llm_provider="local"), llm=LoadingLLM(answers=["It is 42 [1]."]))
+    make_pdf(ZEPHYR_PAGES, tmp_path / "zephyr.pdf")
+    ctx.ingestion.ingest_paths([tmp_path / "zephyr.pdf"])
+    with TestClient(create_app(ctx), raise_server_exceptions=False) as c:
+        sid = c.post("/api/chat/sessions").json()["id"]
+        got = events(c.post(f"/api/sessions/{sid}/messages", json={"question": QUESTION}).text)
+    kinds = [k for k, _ in got]
+    assert kinds[0] == "sources" and kinds[1] == "loading" and "Loading the local model" in got[1][1]["detail"]
+    assert kinds.index("token") > 1 and got[-2][1]["answer"] == "It is 42 [1]."
+    assert "model_load_s" in got[-2][1]["timings"]
