@@ -32,6 +32,7 @@ from rag_core.chroma_guard import unreachable  # noqa: E402
 from ui.auth import may_enter, render_account, say_shared, sign_in_page  # noqa: E402
 from ui.context import back_when_reachable, get_context  # noqa: E402
 from ui.navigation import CHAT_PAGE, EVALUATE_PAGE, SETTINGS_PAGE, UPLOAD_PAGE  # noqa: E402
+from ui.pending import show_kept_while_away  # noqa: E402
 from ui.sidebar import render_sidebar  # noqa: E402
 
 if starting is not None:
@@ -55,6 +56,7 @@ try:
     navigation.run()
 except DatabaseUnavailableError as e:  # a team's PostgreSQL away: said plainly; the next run tries again
     st.error(str(e), icon="🛑")
+    show_kept_while_away()  # a question typed meanwhile: on the page, and kept until it can be asked
     back_when_reachable()
 except Exception as e:  # a team's Chroma server away (a call not through the guard): the same, no traceback
     settings = get_context().settings
