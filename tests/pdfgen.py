@@ -12,19 +12,46 @@ def _escape(text: str) -> str:
 def make_pdf(pages: list[str], path: Path | None = None) -> bytes:
     """A PDF with one page per string (lines split on newlines, Helvetica 11pt).
     An empty string makes a page without a text layer, like a scanned page."""
-    objects: list[bytes] = []
-    n = len(pages)
-    font_id = 3 + 2 * n
-    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(n))
-    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
-    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode())
-    for i, text in enumerate(pages):
+    streams = []
+    for text in pages:
         lines = text.split("\n") if text else []
         ops = ["BT", "/F1 11 Tf", "14 TL", "50 780 Td"]
         for line in lines:
             ops.append(f"({_escape(line)}) Tj T*")
         ops.append("ET")
-        stream = "\n".join(ops).encode("latin-1") if lines else b""
+        streams.append("\n".join(ops).encode("latin-1") if lines else b"")
+    return _pdf(streams, path)
+
+
+def make_columns_pdf(pages: list[tuple[list[str], list[list[str]]]], path: Path | None = None) -> bytes:
+    """A PDF whose pages are statements written column by column, as some filings' PDFs are
+    (3M's and Corning's 10-Ks): every line's text first (``lines``, top to bottom: headings
+    and row labels), then each column of figures (``columns``: one string per line, "" for
+    none), each figure placed at its line's height. PDFium's text stream then gives a row's
+    label and its figures on separate lines; only their positions join them."""
+    streams = []
+    for lines, columns in pages:
+        ops = ["BT", "/F1 10 Tf", "14 TL", "40 780 Td"]
+        for line in lines:
+            ops.append(f"({_escape(line)}) Tj T*")
+        ops.append("ET")
+        for c, column in enumerate(columns):
+            for i, figure in enumerate(column):
+                if figure:
+                    ops.append(f"BT /F1 10 Tf {360 + 80 * c} {780 - 14 * i} Td ({_escape(figure)}) Tj ET")
+        streams.append("\n".join(ops).encode("latin-1"))
+    return _pdf(streams, path)
+
+
+def _pdf(streams: list[bytes], path: Path | None) -> bytes:
+    objects: list[bytes] = []
+    pages = streams
+    n = len(pages)
+    font_id = 3 + 2 * n
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(n))
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode())
+    for i, stream in enumerate(streams):
         content_id = 4 + 2 * i
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 {font_id} 0 R >> >> "

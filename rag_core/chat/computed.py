@@ -1,0 +1,121 @@
+"""A measure the question defines, computed by the app from the statements of the filing
+the search found (``figures.formulas``), with each operand's page among the sources.
+
+A 1.5B model does not divide 6,489 by the mean of 253 and 282 reliably; the app does, from
+cells read by structure (``figures.statements`` over ``loaders.layout``'s rows). Each operand
+is looked for on the pages of the documents the search found (the question's company's
+filings, when its name routed the search), best keyword page first; its page joins the
+sources, so the arithmetic's figures are each traceable to the page they stand on.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from llama_index.core.schema import NodeWithScore
+
+from rag_core.chat.evidence import Evidence
+from rag_core.figures.formulas import Figure, Result, compute, formula_of, show
+from rag_core.figures.numbers import read_numbers
+from rag_core.figures.statements import StatementRow, find_row, statement_rows, value_in
+from rag_core.loaders.layout import page_rows
+from rag_core.retrieval import BM25, doc_of
+
+logger = logging.getLogger(__name__)
+
+PAGES_PER_ITEM = 12  # keyword pages tried per operand
+COMPUTED_NOTE = "computed by Docent from the statements' figures: state this result"
+COMPUTED_LEAD = "🧮 Computed from the statements:"
+
+
+class Computation:
+    """One turn's computation: ``result`` (None when the question defines nothing this reads,
+    or an operand is not found) and ``nodes``, a passage of each operand's page that the
+    sources lack."""
+
+    def __init__(self, question: str, nodes: Sequence[NodeWithScore], bm25: BM25, files: Path) -> None:
+        self.result: Result | None = None
+        self.nodes: list[NodeWithScore] = []
+        self._bm25, self._files = bm25, files
+        self._rows: dict[tuple[str, int], list[StatementRow]] = {}
+        if formula_of(question) is None:
+            return
+        self._docs = [d for d in dict.fromkeys(doc_of(n.node) for n in nodes) if d.lower().endswith(".pdf")]
+        if not self._docs:
+            return
+        self._used: list[tuple[str, int, str]] = []
+        self._scale = 0.0  # the units the statements found so far state
+        try:
+            self.result = compute(question, self._lookup)
+        except Exception:  # a page the reader trips on: the answer goes on without the computation
+            logger.exception("computing the measure asked failed")
+            self.result = None
+        if self.result is not None:
+            self.nodes = self._operand_nodes(nodes)
+
+    def _page(self, doc: str, page: int) -> list[StatementRow]:
+        key = (doc, page)
+        if key not in self._rows:
+            path = (self._files / doc).resolve()
+            text = page_rows(path, page) if path.is_relative_to(self._files.resolve()) and path.is_file() else None
+            self._rows[key] = statement_rows(text or "")
+        return self._rows[key]
+
+    def _lookup(self, item: str, labels: tuple[str, ...], year: int) -> Figure | None:
+        docs = set(self._docs)
+        query = " ".join(dict.fromkeys(" ".join(labels[:3]).split()))
+        pages = self._bm25.search_pages(query, PAGES_PER_ITEM, keep=lambda key: key[0] in docs)
+        for (doc, page), _score in pages:
+            row = find_row(self._page(doc, page), labels, year)
+            got = value_in(row, year) if row is not None else None
+            if row is not None and got is not None:
+                self._used.append((doc, page, row.label))
+                value = got[0]
+                if row.stated:
+                    self._scale = self._scale or row.scale
+                elif self._scale:  # a page that does not say its units: those of the statements beside it
+                    value *= self._scale
+                return Figure(item, year, value, got[1], f"{doc}, page {page}")
+        return None
+
+    def _operand_nodes(self, nodes: Sequence[NodeWithScore]) -> list[NodeWithScore]:
+        """A passage of each operand's page the sources lack: the chunk holding the row's label."""
+        have = {(doc_of(n.node), (n.node.metadata or {}).get("page")) for n in nodes}
+        out: list[NodeWithScore] = []
+        for doc, page, label in dict.fromkeys(self._used):
+            if (doc, page) in have:
+                continue
+            chunks = [self._bm25.nodes[i] for i in self._bm25.page_nodes.get((doc, page), ())]
+            if not chunks:
+                continue
+            words = label.lower().split()[:3]
+            chosen = next((c for c in chunks if all(w in c.get_content().lower() for w in words)), chunks[0])
+            out.append(NodeWithScore(node=chosen, score=0.0))
+            have.add((doc, page))
+        return out
+
+    def evidence(self, question: str, nodes: Sequence[NodeWithScore]) -> list[Evidence]:
+        """The computation as the first thing the model reads, numbered as the source of its
+        first operand's page (so that the answer cites that page)."""
+        if self.result is None or not self.result.figures:
+            return []
+        first = self.result.figures[0].where
+        for i, hit in enumerate(nodes):
+            meta = hit.node.metadata or {}
+            if f"{doc_of(hit.node)}, page {meta.get('page')}" == first:
+                line = f"{self.result.describe(question)} ({COMPUTED_NOTE})"
+                return [Evidence(i + 1, doc_of(hit.node), meta.get("page"), None, [line])]
+        return []
+
+    def completed(self, answer: str, question: str) -> str:
+        """``answer``, with the computation after it when it does not state the result."""
+        if self.result is None:
+            return answer
+        shown = show(self.result.value, self.result.kind, question)
+        wanted = float(re.sub(r"[^\d.]", "", shown.split()[0]) or "nan")
+        if any(abs(n.magnitude - abs(wanted)) < 1e-9 for n in read_numbers(answer)):
+            return answer
+        return f"{answer}\n\n{COMPUTED_LEAD} {self.result.describe(question)}"

@@ -1,0 +1,85 @@
+"""A PDF page's lines laid out by where they stand: the text stream's lines that share a
+baseline joined left to right, so that a statement's row is one line again.
+
+PDFium's text stream gives a filing's table row as its label on one line and each figure on a
+line of its own (3M's and Corning's 10-Ks: "Purchases of property, plant and equipment (PP&E)",
+"(1,577)", "(1,373)", "(1,420)"); every character has its box on the page, so lines whose boxes
+stand side by side at one height are one row: "Purchases of property, plant and equipment
+(PP&E) (1,577) (1,373) (1,420)". The stream's words are kept as it writes them (their spacing
+is the stream's, not guessed from the boxes: 3M's pages set each glyph apart).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rag_core.pdfium import PDFIUM_LOCK
+
+
+@dataclass
+class _Row:
+    y: float
+    height: float
+    parts: list[tuple[float, float, str]] = field(default_factory=list)  # (left, right, text)
+
+
+def _segments(textpage: object) -> list[tuple[str, float, float, float, float]]:
+    """The stream's lines, each with its box: left, right, and the median bottom and top of its
+    characters (a comma hangs below the line; the median does not move for it)."""
+    n = textpage.count_chars()  # type: ignore[attr-defined]
+    text = textpage.get_text_range(0, n)  # type: ignore[attr-defined]
+    if len(text) != n:  # characters the stream made up: no box to place them by
+        return []
+    out = []
+    start = 0
+    for end in [i for i, ch in enumerate(text) if ch in "\r\n"] + [n]:
+        piece = text[start:end]
+        if piece.strip():
+            boxes = [textpage.get_charbox(i) for i in range(start, end) if not text[i].isspace()]  # type: ignore[attr-defined]
+            bottoms, tops = sorted(b[1] for b in boxes), sorted(b[3] for b in boxes)
+            left, right = min(b[0] for b in boxes), max(b[2] for b in boxes)
+            out.append((piece.strip(), left, bottoms[len(bottoms) // 2], right, tops[len(tops) // 2]))
+        start = end + 1
+    return out
+
+
+def lay_out(segments: list[tuple[str, float, float, float, float]]) -> str:
+    """The segments joined into rows: those whose vertical centres are within half the
+    smaller height and that do not overlap side by side, top to bottom, left to right."""
+    rows: list[_Row] = []
+    for text, left, bottom, right, top in sorted(segments, key=lambda s: -(s[2] + s[4]) / 2):
+        middle, height = (bottom + top) / 2, max(top - bottom, 1.0)
+        for row in rows:
+            side_by_side = not any(left < b and a < right for a, b, _ in row.parts)
+            if abs(row.y - middle) < 0.5 * min(row.height, height) and side_by_side:
+                row.parts.append((left, right, text))
+                break
+        else:
+            rows.append(_Row(middle, height, [(left, right, text)]))
+    rows.sort(key=lambda r: -r.y)
+    return "\n".join(" ".join(t for _, _, t in sorted(r.parts)) for r in rows)
+
+
+def page_rows(path: Path, page: int) -> str | None:
+    """Page ``page`` (1-based) of the PDF at ``path``, laid out by position; None when it
+    can't be read (no such page, a damaged file)."""
+    import pypdfium2 as pdfium
+
+    with PDFIUM_LOCK:
+        try:
+            pdf = pdfium.PdfDocument(str(path))
+        except Exception:
+            return None
+        try:
+            if not 1 <= page <= len(pdf):
+                return None
+            textpage = pdf[page - 1].get_textpage()
+            try:
+                return lay_out(_segments(textpage))
+            finally:
+                textpage.close()
+        except Exception:
+            return None
+        finally:
+            pdf.close()
