@@ -13,10 +13,13 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from llama_index.core.schema import NodeWithScore
 
+from rag_core.chat.components import ChatComponents
+from rag_core.chat.engine import Retrieved
 from rag_core.chat.evidence import Evidence
 from rag_core.figures.formulas import Figure, Result, compute, formula_of, show
 from rag_core.figures.numbers import read_numbers
@@ -37,6 +40,7 @@ class Computation:
     sources lack."""
 
     def __init__(self, question: str, nodes: Sequence[NodeWithScore], bm25: BM25, files: Path) -> None:
+        self.question = question
         self.result: Result | None = None
         self.nodes: list[NodeWithScore] = []
         self._bm25, self._files = bm25, files
@@ -97,7 +101,7 @@ class Computation:
             have.add((doc, page))
         return out
 
-    def evidence(self, question: str, nodes: Sequence[NodeWithScore]) -> list[Evidence]:
+    def evidence(self, nodes: Sequence[NodeWithScore]) -> list[Evidence]:
         """The computation as the first thing the model reads, numbered as the source of its
         first operand's page (so that the answer cites that page)."""
         if self.result is None or not self.result.figures:
@@ -106,7 +110,7 @@ class Computation:
         for i, hit in enumerate(nodes):
             meta = hit.node.metadata or {}
             if f"{doc_of(hit.node)}, page {meta.get('page')}" == first:
-                line = f"{self.result.describe(question)} ({COMPUTED_NOTE})"
+                line = f"{self.result.describe(self.question)} ({COMPUTED_NOTE})"
                 return [Evidence(i + 1, doc_of(hit.node), meta.get("page"), None, [line])]
         return []
 
@@ -119,3 +123,15 @@ class Computation:
         if any(abs(n.magnitude - abs(wanted)) < 1e-9 for n in read_numbers(answer)):
             return answer
         return f"{answer}\n\n{COMPUTED_LEAD} {self.result.describe(question)}"
+
+
+def computed_for(
+    components: ChatComponents, question: str, condensed: str, found: Retrieved, names: list[str] | None
+) -> tuple[Computation | None, Retrieved]:
+    """The turn's computation (of the question as typed, else as rewritten, when either defines
+    a measure) and the search's passages with a passage of each operand's page added."""
+    if not found.nodes or not components.settings.check_figures:
+        return None, found
+    asked = question if formula_of(question) else condensed
+    computation = Computation(asked, found.nodes, components.keywords.get(names), components.settings.paths.files)
+    return computation, replace(found, nodes=[*found.nodes, *computation.nodes])

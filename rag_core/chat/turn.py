@@ -30,7 +30,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
@@ -39,7 +38,7 @@ from llama_index.core.llms import LLM
 from rag_core.chat import read_ahead
 from rag_core.chat.checking import TurnFigures, chunks_in
 from rag_core.chat.components import ChatComponents
-from rag_core.chat.computed import Computation
+from rag_core.chat.computed import Computation, computed_for
 from rag_core.chat.engine import DocentChatEngine, Retrieved, rule_rewrite, standing
 from rag_core.chat.evidence import preview_of
 from rag_core.chat.messages import (
@@ -53,7 +52,6 @@ from rag_core.chat.messages import (
 )
 from rag_core.chat.notices import instruction_notices, refusal, search_notices
 from rag_core.errors import DiskFullError, DocentError, ProviderError
-from rag_core.figures.formulas import formula_of
 from rag_core.payloads import Source
 from rag_core.prompts import NO_ANSWER, STOPPED_BEFORE
 from rag_core.providers.answering import ANSWERING
@@ -212,11 +210,9 @@ class Turn:
             self.condensed_question = engine.condense(self.question, self._kept)
             self.served_by["condense"] = engine.condensed_by
             found = self._unrelated_dropped(engine.retrieve(self.condensed_question, conversation=self._conversation))
-        if found.nodes and self.components.settings.check_figures:  # a measure the question defines
-            asked_q = self.question if formula_of(self.question) else self.condensed_question
-            files = self.components.settings.paths.files
-            self._computed = Computation(asked_q, found.nodes, self.components.keywords.get(self._names), files)
-            found = replace(found, nodes=[*found.nodes, *self._computed.nodes])
+        self._computed, found = computed_for(
+            self.components, self.question, self.condensed_question, found, self._names
+        )
         sources = self._sources(found)
         language = self.components.language_notices(self.question, sources)
         said = search_notices(self._asked_notices, found.notices, language, found.stats, bool(found.nodes))
@@ -230,8 +226,8 @@ class Turn:
             c, q = self.components, self.condensed_question
             self._figures = TurnFigures(q, found.nodes, chunks_in(bm25), c.cover_of, about, c.strangers(q, found.stats))
             evidence = self._figures.first(evidence)
-        if evidence and self._computed is not None:
-            evidence = self._computed.evidence(asked_q, found.nodes) + evidence
+        if evidence and self._computed is not None:  # a measure the question defines, computed, first
+            evidence = self._computed.evidence(found.nodes) + evidence
         how = "typed" if evidence and engine.quotes else self.served_by["condense"]  # quoting: the words typed
         asked, kept = standing(self.question, self.condensed_question, how, self._kept)
         messages = engine.messages(kept, evidence, asked, self._summary) if evidence else None
