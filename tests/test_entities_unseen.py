@@ -131,3 +131,19 @@ def test_a_fiscal_year_as_analysts_write_it_is_the_filing_s_year_however_it_is_c
     june = period_of("twelve months ended June 30, 2023")
     assert agree(period_of("FY2023 revenue for the year"), june) is True
     assert agree(period_of("FY2022 revenue for the year"), june) is False
+
+
+def test_a_name_with_an_ampersand_is_read_whole_and_a_date_is_nobody_s_name():
+    from rag_core.figures.sources import document_entity
+
+    # covers in capitals (3M's 10-K writes "3M COMPANY"; Procter & Gamble's its name with "&")
+    assert document_entity("THE PROCTER & GAMBLE COMPANY\n(Exact name of registrant") == "THE PROCTER & GAMBLE COMPANY"
+    assert document_entity("Commission file number 1-3285\n3M COMPANY\nState of Incorporation") == "3M COMPANY"
+    release = [
+        (1, "Johnson & Johnson (NYSE: JNJ) reports second-quarter results"),
+        (2, "Johnson & Johnson sales grew."),
+    ]
+    subject = read_profile("jnj.pdf", release).subjects[0]
+    assert subject.aliases[0] == ["johnson", "johnson"] and subject.tickers == ["jnj"]
+    dated = read_profile("note.pdf", [(1, "June 2023\nQuarterly update"), (2, "June 2023 was a good month.")])
+    assert all("june" not in a for s in dated.subjects for a in s.aliases)

@@ -24,8 +24,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rag_core.entities.names import terms_of
-from rag_core.text import is_title, tokenize
+from rag_core.entities.names import NOT_NAMES, terms_of
+from rag_core.text import is_period_token, is_title, tokenize
 
 READER = 9  # bump when the reading changes: every document is read again (from its chunks)
 
@@ -39,7 +39,7 @@ _LEGAL = r"(?i:Inc|Incorporated|Corporation|Corp|Company|Co|Ltd|Limited|LLC|L\.?
 _NAME_WORD = r"[A-Z][A-Za-z0-9.&'’\-]*"
 _ORG = re.compile(rf"^\s*((?:The\s+)?{_NAME_WORD}(?:\s+(?:{_NAME_WORD}|&|and|of)){{0,4}}?),?\s+{_LEGAL}")
 _TICKER = re.compile(
-    rf"((?:{_NAME_WORD}\s+){{0,3}}{_NAME_WORD}),?(?:\s+{_LEGAL})?\s*\(\s*(?i:NYSE American|NYSE|Nasdaq|TSX|LSE|OTC)"
+    rf"((?:{_NAME_WORD}\s+(?:&\s+)?){{0,3}}{_NAME_WORD}),?(?:\s+{_LEGAL})?\s*\(\s*(?i:NYSE American|NYSE|Nasdaq|TSX|LSE|OTC)"
     r"\s*:\s*([A-Z]{1,5}(?:\.[A-Z])?)\s*\)"
 )
 _SYMBOL = re.compile(r"\b([A-Z]{1,5}(?:\.[A-Z])?)\s+(?:The\s+)?(?i:Nasdaq|New York Stock Exchange|NYSE)\b(?!\s*:)")
@@ -235,8 +235,8 @@ def _subject(name: str, tickers: Iterable[str] = ()) -> Subject | None:
     name = re.sub(r"\s+", " ", name).strip(" ,;:")
     full = list(tokenize(name))
     core = list(terms_of(name))
-    if not core:
-        return None
+    if not core or all(t.isdigit() or t in NOT_NAMES or is_period_token(t) for t in core):
+        return None  # a date or a period ("June 2023", "Fiscal 2023") is nobody's name
     aliases = [core] + ([full] if full != core else [])
     return Subject(name, aliases, sorted({t.lower() for t in tickers}))
 

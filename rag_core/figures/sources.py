@@ -65,8 +65,10 @@ def entity_keys(entity: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# A company's name before its legal form; its words may be joined by "&" and start with a number
+# ("THE PROCTER & GAMBLE COMPANY", "3M COMPANY": both read as one name, not "GAMBLE COMPANY").
 _COMPANY = re.compile(
-    r"\b[A-Z][\w.&'’-]*(?:\s+[A-Z][\w.&'’-]*){0,4},?\s+(?:Inc\.?|INC\.?|Incorporated|Corporation|CORPORATION|Corp\.|"
+    r"\b(?:[A-Z]|\d+[A-Z])[\w.&'’-]*(?:\s+(?:&\s+)?[A-Z][\w.&'’-]*){0,4},?\s+(?:Inc\.?|INC\.?|Incorporated|Corporation|CORPORATION|Corp\.|"
     r"Company|COMPANY|Ltd\.?|LTD\.?|Limited|plc|PLC|N\.V\.|AG|S\.A\.|SE|Co\.,\s+Ltd\.)(?![\w])"
 )
 
