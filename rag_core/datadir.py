@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_core.errors import ConfigError
+from rag_core.errors import ConfigError, disk_full
 from rag_core.files import FolderLock, atomic_write
 
 SETTINGS_FILE = "settings.json"
@@ -197,7 +197,10 @@ class WriteLock:
     def _bump(self) -> None:
         with self._mutex:
             token = uuid.uuid4().hex
-            atomic_write(self._generation, token)
+            try:
+                atomic_write(self._generation, token)
+            except OSError as e:  # a full disk: said as such, not as a traceback
+                raise disk_full(self.root, e) or e from e
             self._seen = token
 
     @contextmanager

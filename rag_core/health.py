@@ -82,7 +82,7 @@ def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
         fix = (
             "`check --repair` ingests it again from its stored copy"
             if has_copy
-            else "its stored copy is missing: upload it again"
+            else "its stored copy is missing: ingest or upload the file again to restore it"
         )
         if name not in doc_names:
             problems.append(f"{name}: registered but missing from the docstore; {fix}")
@@ -95,7 +95,10 @@ def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
                 "indexes its words again from the vectors"
             )
         elif not has_copy:
-            problems.append(f"{name}: its stored copy in files/ is missing, so a rebuild cannot restore it")
+            problems.append(
+                f"{name}: its stored copy in files/ is missing, so a rebuild cannot restore it; ingest or upload the "
+                "file again to keep a copy"
+            )
     summary = {
         "documents": len(indexed),
         "chunks": ctx.index.chunk_count(),

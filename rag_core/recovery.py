@@ -8,10 +8,12 @@ ingestion. Two kinds of marker exist, and both are written before the first vect
   kept outside SQLite so that it survives an emptied or damaged ``docent.db``
   (``rag_core.ingestion.markers``).
 
-A document whose vectors are in Chroma with neither marker finished ingesting: if its
-registry row is missing (``docent.db`` emptied, damaged, or restored from an older backup)
-it is registered again from what Chroma's chunks say (name, file digest, pages, chunk
-count) and from the stored copy in ``files/`` (size), never deleted.
+A document whose vectors are in Chroma with neither marker is never deleted. If its registry
+row is missing (``docent.db`` emptied, damaged, or restored from an older backup) it is
+registered again from what Chroma's chunks say (name, pages, chunk count) when it is
+provably whole: every chunk carries one file digest, and the stored copy in ``files/`` has
+that digest (a copy is kept only once every page is embedded). Otherwise it is kept
+unregistered, and ``check`` says what the user can do.
 
 Every function works on the ``IngestionService`` it is given (its index, registry, markers
 and settings): start-up (``build_context``), ``check --repair``, ``rebuild`` and the app's
@@ -59,8 +61,9 @@ class RecoveryReport:
 
 
 UNRESOLVED = (
-    "its chunks do not name one version of one file, so it cannot be told whole; it is kept. "
-    "`python -m rag_core docs delete NAME` removes it, uploading the file again restores it"
+    "it cannot be told whole (its chunks do not name one version of one file, or no stored copy of that "
+    "version was kept), so it is kept as it is. Ingesting or uploading the file again under its name makes "
+    "it whole; `python -m rag_core docs delete NAME` removes it"
 )
 
 
@@ -111,6 +114,8 @@ def _recover(service: IngestionService, report: RecoveryReport) -> None:
                 markers.drop(name)
                 continue
             index.delete_document(name)
+            if index.chunk_count(name):  # the delete was taken but not applied (a full disk): the marker stays
+                raise DocentError(f"the vectors of {name} could not be removed yet")
             registry.remove(name)
             markers.drop(name)
             report.removed.append(name)
@@ -128,22 +133,25 @@ def _recover(service: IngestionService, report: RecoveryReport) -> None:
 
 
 def whole_sha(service: IngestionService, name: str) -> str | None:
-    """The file digest every chunk of a document carries, or None when they do not agree
-    (or were not written by Docent)."""
+    """The file digest of a document that is provably whole: every chunk carries it, and the
+    stored copy has it (kept only after every page was embedded). None otherwise: chunks that
+    disagree, were not written by Docent, or a run that never got as far as keeping the copy."""
     shas = service.index.chunk_shas(name)
     sha = shas.pop() if len(shas) == 1 else None
-    return sha if sha and len(sha) == 64 else None
+    if not sha or len(sha) != 64:
+        return None
+    stored = service.settings.paths.files / name
+    return sha if stored.is_file() and file_digest(stored) == sha else None
 
 
 def reregister(service: IngestionService, name: str) -> bool:
-    """Register a document from its chunks and its stored copy; False when its chunks do not
-    name one file version (then it cannot be told whole, and is left alone)."""
+    """Register a document from its chunks and its stored copy; False when it is not provably
+    whole (``whole_sha``): then it is left alone, unregistered, and ``check`` says so."""
     index = service.index
     sha = whole_sha(service, name)
     if sha is None:
         return False
-    stored = service.settings.paths.files / name
-    size = stored.stat().st_size if stored.is_file() and file_digest(stored) == sha else 0
+    size = (service.settings.paths.files / name).stat().st_size
     service.registry.register(
         name, sha, size, pages=index.chunk_pages(name), chunks=index.chunk_count(name), kind=loaders.kind_of(name)
     )

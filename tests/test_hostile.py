@@ -287,3 +287,134 @@ def test_cli_chat_and_ingest_take_a_nul_on_postgres(tmp_path, pg_url):
     err = chat.stderr.decode()
     assert chat.returncode == 0 and "Traceback" not in err and "DataError" not in err, err
     assert "42" in chat.stdout.decode()
+
+
+# ============================================================================ 3. a full disk
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 40 MB tmpfs to fill (root only: the test skips, saying why, where it cannot mount)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill: {mounted.stderr.decode().strip() or 'not root'}")
+    yield disk
+    subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def fill(disk: Path, leave_kb: int) -> None:
+    """Take the disk's free space but ``leave_kb``."""
+    free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+    with open(disk / "filler", "wb") as f:
+        os.posix_fallocate(f.fileno(), 0, max(free - leave_kb * 1024, 1))
+
+
+def unfill(disk: Path) -> None:
+    (disk / "filler").unlink()
+
+
+def long_pdf(path: Path) -> Path:
+    from tests.pdfgen import make_pdf
+
+    pages = [
+        f"Chapter {i}\n"
+        + " ".join(f"The pump Z{i}-{j} delivers {i * j} litres a minute at {j} bar in the rig." for j in range(1, 120))
+        for i in range(1, 29)
+    ]
+    make_pdf(pages, path)
+    return path
+
+
+def one_line_or_works(p: subprocess.CompletedProcess) -> None:
+    err = p.stderr.decode()
+    assert "Traceback" not in err and "OperationalError" not in err, err
+    if p.returncode != 0:
+        said = [line for line in err.splitlines() if line.startswith("error:")]
+        assert len(said) == 1 and "full" in said[0], err
+
+
+@pytest.mark.slow  # `python -m rag_core` processes on a filled tmpfs, as in the issue
+@pytest.mark.parametrize("leave_kb", [150, 300, 450])
+def test_a_full_disk_leaves_a_document_whole_or_absent(tmp_path, small_disk, leave_kb):
+    data = small_disk / "data"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "small.txt").write_text("Bananas are yellow fruit.")
+    big = long_pdf(tmp_path / "docs" / "big.pdf")
+    assert run(["ingest", str(tmp_path / "docs" / "small.txt")], data).returncode == 0
+    fill(small_disk, leave_kb)
+    p = run(["ingest", "--json", str(big)], data)
+    one_line_or_works(p)
+    result = json.loads(p.stdout) if p.returncode == 0 else {"status": "failed", "reason": p.stderr.decode()}
+    if result["status"] == "failed":
+        assert "full" in result["reason"], result
+        assert "nothing of it was kept" in result["reason"] or "removed at the next start" in result["reason"]
+    unfill(small_disk)
+
+    # The next start: a document is whole or absent, never half and registered.
+    listed = run(["docs", "list", "--json"], data)
+    assert "Registered again" not in listed.stderr.decode(), listed.stderr.decode()
+    docs = {d["name"]: d for d in map(json.loads, listed.stdout.decode().splitlines())}
+    if "big.pdf" in docs:
+        assert result["status"] == "indexed" and docs["big.pdf"]["pages"] == 28
+        assert docs["big.pdf"]["size"] == big.stat().st_size
+    checked = run(["check", "--json"], data)
+    assert checked.returncode == 0, checked.stdout.decode() + checked.stderr.decode()
+
+    again = json.loads(run(["ingest", "--json", str(big)], data).stdout)
+    assert again["status"] in ("indexed", "skipped") and again["pages"] == 28
+    if result["status"] == "indexed":
+        assert again["chunks"] == result["chunks"]
+    assert run(["check"], data).returncode == 0
+
+
+@pytest.mark.slow  # `python -m rag_core` processes on a filled tmpfs
+def test_every_command_on_a_full_disk_works_or_says_so_in_one_line(tmp_path, small_disk):
+    data = small_disk / "data"
+    (tmp_path / "small.txt").write_text("Bananas are yellow fruit.")
+    assert run(["ingest", str(tmp_path / "small.txt")], data).returncode == 0
+    assert run(["ask", "What colour are bananas?", "--session", "fruit"], data).returncode == 0
+    fill(small_disk, 40)
+    for command in (
+        ["docs", "list"],
+        ["sessions", "list"],
+        ["check"],
+        ["check", "--repair"],
+        ["ask", "What colour are bananas?"],
+        ["docs", "delete", "small.txt"],
+        ["ingest", str(tmp_path / "small.txt")],
+    ):
+        one_line_or_works(run(command, data))
+    unfill(small_disk)
+    assert run(["check"], data).returncode == 0
+    assert "small.txt" in run(["docs", "list"], data).stdout.decode()
+
+
+def test_what_check_reports_after_a_lost_copy_or_a_half_document_the_user_can_fix(make_settings, llm, tmp_path):
+    from rag_core import build_context
+    from rag_core.health import check
+
+    ctx = build_context(make_settings(), llm=llm)
+    big = long_pdf(tmp_path / "big.pdf")
+    (tmp_path / "small.txt").write_text("Bananas are yellow fruit.")
+    whole = {r.file: r for r in ctx.ingestion.ingest_paths([big, tmp_path / "small.txt"])}
+    # The stored copy lost: `check` says to ingest the file again, and doing so is no "skipped".
+    (ctx.settings.paths.files / "small.txt").unlink()
+    [problem] = check(ctx)[0]
+    assert "small.txt" in problem and "ingest or upload the file again" in problem
+    [again] = ctx.ingestion.ingest_paths([tmp_path / "small.txt"])
+    assert again.status == "indexed" and (ctx.settings.paths.files / "small.txt").is_file()
+    assert check(ctx)[0] == []
+    # Half a document, its registry row and its copy gone (what a full disk left before): not
+    # registered again as if whole, kept, and `check` says what makes it whole.
+    half = [n.node_id for n in ctx.index.all_nodes(["big.pdf"]) if (n.metadata.get("page") or 0) > 16]
+    ctx.index.collection.delete(ids=half)
+    ctx.registry.remove("big.pdf")
+    (ctx.settings.paths.files / "big.pdf").unlink()
+    fresh = build_context(make_settings(), llm=llm)
+    assert fresh.reregistered == [] and [d.name for d in fresh.ingestion.documents()] == ["small.txt"]
+    problems = check(fresh)[0]
+    assert any("big.pdf" in p and "Ingesting or uploading the file again" in p for p in problems), problems
+    assert fresh.index.chunk_count("big.pdf") > 0  # kept: nothing proves it garbage
+    [redone] = fresh.ingestion.ingest_paths([big])
+    assert (redone.status, redone.pages, redone.chunks) == ("indexed", 28, whole["big.pdf"].chunks)
+    assert check(fresh)[0] == []

@@ -6,8 +6,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 
@@ -104,3 +106,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # a write the stores did not translate, on a disk that says it is full
+        if not said_full(e):
+            raise
+        print(
+            f"error: the disk is full ({e}): free some space, then try again. Nothing saved before is lost.",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def said_full(error: BaseException) -> bool:
+    """Whether ``error`` or what caused it says the disk is full (ENOSPC, EDQUOT, SQLITE_FULL)."""
+    seen: BaseException | None = error
+    for _ in range(20):  # a chain of causes, never a loop
+        if seen is None:
+            break
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if getattr(seen, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -253,7 +253,7 @@ class IngestionService:
         self.index.ensure_compatible()
         sha = file_digest(path)
         target, existing = self._target(name, sha, on_conflict)
-        if existing and existing.status == "indexed" and existing.sha256 == sha:
+        if existing and self._unchanged(existing, sha):
             why = "unchanged" if target == name else f"unchanged (kept as {target})"
             return IngestResult(target, "skipped", reason=why, pages=existing.pages, chunks=existing.chunks)
         if cancelled():
@@ -277,16 +277,19 @@ class IngestionService:
             if self._target(name, sha, on_conflict)[0] != target:
                 raise IngestError(target, "another upload took this name meanwhile; try again")
             existing = self.registry.get(target)
-            if existing and existing.status == "indexed" and existing.sha256 == sha:
+            if existing and self._unchanged(existing, sha):
                 return IngestResult(target, "skipped", reason="unchanged", pages=existing.pages, chunks=existing.chunks)
             if cancelled():
                 raise IngestCancelled(target)
-            replacing = existing is not None and existing.status == "indexed"
+            replacing = existing is not None and existing.status == "indexed" and existing.sha256 != sha
             citing = self.registry.citations(target) if replacing else (0, 0)
             self.markers.put(target, sha)
             self.registry.mark_pending(target, sha, size, loaded.kind)
-            keep = {d.id_ for d in loaded.documents}
-            self.index.delete_refs([ref for ref in self.index.ref_doc_ids_for(target) if ref not in keep])
+            if replacing:  # pages whose text is unchanged keep their vectors (the docstore's hashes say which)
+                keep = {d.id_ for d in loaded.documents}
+                self.index.delete_refs([ref for ref in self.index.ref_doc_ids_for(target) if ref not in keep])
+            else:  # nothing registered to build on: what a failed run left of the name goes, every page is embedded
+                self.index.delete_document(target)
             self._run_pipeline(loaded, target, report, cancelled)
             self._keep_copy(path, target)
             if loaded.ocr:  # the line boxes of OCR'd pages, for the viewer (and a re-read skips OCR)
@@ -306,6 +309,16 @@ class IngestionService:
         result.ocr_pages = len(loaded.ocr)
         return result
 
+    def _unchanged(self, existing: DocumentRecord, sha: str) -> bool:
+        """Whether the indexed document is this very file, whole: registered with its digest,
+        and its stored copy kept (a copy is written only once every page is embedded; without
+        it, ingesting the file again is how the user restores the document)."""
+        return (
+            existing.status == "indexed"
+            and existing.sha256 == sha
+            and (self.settings.paths.files / existing.name).is_file()
+        )
+
     def _read_subjects(self, name: str, sha: str) -> None:
         """What the document is about, read from its chunks now that they are stored
         (``rag_core.entities``). A failure costs nothing but the reading: it is tried again
@@ -322,7 +335,8 @@ class IngestionService:
         try:
             yield
         except BaseException as e:
-            if not self._discard(name, source):
+            full = isinstance(e, Exception) and disk_full(self.settings.data_dir, e) is not None
+            if not self._discard(name, source, proven=not full):
                 with contextlib.suppress(AttributeError, TypeError):
                     e.docent_left_behind = True  # type: ignore[attr-defined]
             raise
@@ -345,17 +359,23 @@ class IngestionService:
             # chunks' text is in Chroma and the keyword index already.
             self._pipeline(step, texts).run(documents=docs[start:end], store_doc_text=False)
 
-    def _discard(self, name: str, source: Path) -> bool:
+    def _discard(self, name: str, source: Path, proven: bool = True) -> bool:
         """After a failure mid-way: remove what this document left, as recovery would on the
         next start, so the running app stays consistent (the document is absent, never half).
         The stored copy goes too, unless it is the file being ingested (rebuild, repair).
-        False when that failed too (a full disk, a server gone): recovery removes it later."""
+        False when that failed too (a server gone), or cannot be ``proven`` done: on a full disk
+        the index may take a delete it cannot write, so the marker stays and the next start
+        removes what is left (``rag_core.recovery``)."""
         try:
             self.index.delete_document(name)
+            if self.index.chunk_count(name):  # the index took the delete but did not apply it
+                raise DocentError(f"{name}: its vectors are still in the index")
             self.registry.remove(name)
             stored = self.settings.paths.files / name
             if stored.resolve() != source.resolve():
                 stored.unlink(missing_ok=True)
+            if not proven:
+                return False
             self.markers.drop(name)
         except Exception as e:  # the pending row and marker stay; recovery removes them on the next start
             if isinstance(e, DocentError) or disk_full(self.settings.data_dir, e):

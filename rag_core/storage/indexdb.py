@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_core.errors import ConsistencyError
+from rag_core.errors import ConsistencyError, DiskFullError, disk_full, free_bytes
 from rag_core.storage.database import Database
 from rag_core.storage.dialect import SQLITE
 
@@ -142,27 +142,58 @@ class IndexDB(IndexMeta, Database):
         self.location = str(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self.full: DiskFullError | None = None  # set when opened read-only for want of space
         try:
             self._migrate(self._connection())
         except sqlite3.DatabaseError as e:
             self.close()
-            raise self.error(e) from e
+            full = self.error(e)
+            if not isinstance(full, DiskFullError) or not self._readable_as_is():
+                raise full from e
+            self.full = full  # read as it is on disk, as docent.db is (``SQLiteDatabase._read_only``)
 
     def error(self, e: sqlite3.DatabaseError) -> Exception:
         if type(e) is sqlite3.DatabaseError:  # malformed, not a database: not a lock or a constraint
             return IndexDatabaseError(f"The index database {self.path} is damaged ({e}). {DAMAGED_INDEX_HINT}")
+        if isinstance(e, sqlite3.OperationalError):  # SQLITE_FULL, or the side files (-shm) not made
+            return disk_full(self.path.parent, e) or e
         return e
 
-    def _connection(self) -> sqlite3.Connection:
+    def _readable_as_is(self) -> bool:
+        """Whether the file, every migration applied, can be read without writing a byte."""
+        try:
+            done = {r[0] for r in self._connection(immutable=True).execute("SELECT name FROM _migrations")}
+            return all(fn.__name__ in done for fn in INDEX_MIGRATIONS)
+        except sqlite3.DatabaseError:
+            return False
+        finally:
+            self.close()
+
+    def _connection(self, immutable: bool = False) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA busy_timeout=60000")
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            if immutable or self.full:  # no side files, no locks: nothing written, so nothing to fail
+                uri = f"{self.path.resolve().as_uri()}?immutable=1"
+                conn = sqlite3.connect(uri, isolation_level=None, check_same_thread=False, uri=True)
+            else:
+                conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA busy_timeout=60000")
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
             self._local.depth = 0
         return conn
+
+    def _writable(self) -> None:
+        """After space was freed: the file opened for writing again; else ``DiskFullError``."""
+        full, self.full = self.full, None
+        self.close()
+        try:
+            self._connection()
+        except sqlite3.DatabaseError:
+            self.close()
+            self.full = full
+            raise DiskFullError(full.folder, free_bytes(full.folder)) from None  # type: ignore[union-attr]
 
     def close(self) -> None:
         """Close this thread's connection."""
@@ -175,6 +206,8 @@ class IndexDB(IndexMeta, Database):
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """Statements that land together: committed when the outermost block ends, rolled back
         when it raises."""
+        if self.full and not getattr(self._local, "depth", 0):
+            self._writable()
         conn = self._connection()
         if self._local.depth:
             self._local.depth += 1
