@@ -70,7 +70,7 @@ def check(ctx: CheckedContext) -> tuple[list[str], dict[str, Any]]:
             "the registry lost it (docent.db emptied or restored?); the next start or `check --repair` registers "
             "it again from the index"
             if recovery.whole_sha(ctx.ingestion, name)
-            else recovery.UNRESOLVED
+            else recovery.unresolved(ctx.ingestion, name)
         )
         problems.append(f"{name}: has vectors in Chroma but is not in the registry: {fix}")
     for name in sorted(doc_names - known - chroma_names):

@@ -38,6 +38,7 @@ class RecoveryReport:
     removed: list[str] = field(default_factory=list)  # interrupted ingestions, removed
     reregistered: list[str] = field(default_factory=list)  # whole documents the registry had lost
     unresolved: list[str] = field(default_factory=list)  # neither provably whole nor interrupted: kept
+    why: dict[str, str] = field(default_factory=dict)  # an unresolved document: why, and what to do
     postponed: str = ""  # why what is left could not be done now (a full disk): the next start tries again
 
     def notices(self) -> list[str]:
@@ -56,15 +57,26 @@ class RecoveryReport:
                 + ("…" if len(self.reregistered) > 10 else ".")
             )
         for name in self.unresolved:
-            out.append(f"{name}: {UNRESOLVED}")
+            out.append(f"{name}: {self.why.get(name, UNRESOLVED)}")
         return out
 
 
 UNRESOLVED = (
-    "it cannot be told whole (its chunks do not name one version of one file, or no stored copy of that "
-    "version was kept), so it is kept as it is. Ingesting or uploading the file again under its name makes "
-    "it whole; `python -m rag_core docs delete NAME` removes it"
+    "its chunks do not name one version of one file, so it cannot be told whole; it is kept. "
+    "`python -m rag_core docs delete NAME` removes it, uploading the file again restores it"
 )
+UNPROVEN = (
+    "no stored copy of the file its chunks name was kept, so it cannot be told whole (an ingestion stopped "
+    "part-way, by a full disk say); it is kept. Ingesting or uploading the file again under its name makes it "
+    "whole; `python -m rag_core docs delete NAME` removes it"
+)
+
+
+def unresolved(service: IngestionService, name: str) -> str:
+    """Why a document with vectors and no registry row cannot be registered again, and what to do."""
+    shas = service.index.chunk_shas(name)
+    one = len(shas) == 1 and len(next(iter(shas))) == 64
+    return UNPROVEN if one else UNRESOLVED
 
 
 def interrupted(service: IngestionService) -> dict[str, str]:
@@ -128,6 +140,7 @@ def _recover(service: IngestionService, report: RecoveryReport) -> None:
                     report.reregistered.append(name)
                 else:
                     report.unresolved.append(name)
+                    report.why[name] = unresolved(service, name)
             for name in sorted(index.docstore_names() - known - chroma):
                 index.delete_document(name)  # docstore hashes without a single vector: nothing to keep
 
