@@ -374,6 +374,12 @@ def test_every_command_on_a_full_disk_works_or_says_so_in_one_line(tmp_path, sma
     assert run(["ingest", str(tmp_path / "small.txt")], data).returncode == 0
     assert run(["ask", "What colour are bananas?", "--session", "fruit"], data).returncode == 0
     fill(small_disk, 40)
+    listed = run(["docs", "list"], data)  # reading what the database holds needs no index
+    assert listed.returncode == 0 and "small.txt" in listed.stdout.decode() and "full" in listed.stderr.decode()
+    chats = run(["sessions", "list"], data)
+    assert chats.returncode == 0 and "fruit" in chats.stdout.decode()
+    exported = run(["sessions", "export", "fruit"], data)
+    assert exported.returncode == 0 and json.loads(exported.stdout)["session"]["name"] == "fruit"
     for command in (
         ["docs", "list"],
         ["sessions", "list"],

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from rag_core.chat import ChatTurn
 from rag_core.cli.output import emit
-from rag_core.cli.startup import context
+from rag_core.cli.startup import context, stores
 from rag_core.context import AppContext
 from rag_core.errors import ConfigError, DocentError
-from rag_core.exchange import export_json, export_markdown, import_session
+from rag_core.exchange import ExchangeContext, export_json, export_markdown, import_session
 from rag_core.files import atomic_write
 from rag_core.storage import Busy
 
@@ -134,9 +134,10 @@ def _say(args: argparse.Namespace, obj: dict, text: str) -> None:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
+    if args.action in ("list", "export"):  # reading: the database alone, on a disk too full for the index
+        read = stores(args)
+        return _export(read, args) if args.action == "export" else _list(read, args)
     ctx = context(args)
-    if args.action == "export":
-        return _export(ctx, args)
     if args.action == "import":
         return _import(ctx, args)
     if args.action == "delete":
@@ -146,7 +147,10 @@ def cmd_sessions(args: argparse.Namespace) -> int:
                 raise DocentError(f"No session {sid!r}")
             ctx.sessions.delete(s.id)
             print(f"deleted {s.id} ({s.name})")
-        return 0
+    return 0
+
+
+def _list(ctx: ExchangeContext, args: argparse.Namespace) -> int:
     for s in ctx.sessions.list():
         n = len(ctx.sessions.messages(s.id))
         if args.json:
@@ -156,7 +160,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export(ctx: AppContext, args: argparse.Namespace) -> int:
+def _export(ctx: ExchangeContext, args: argparse.Namespace) -> int:
     if len(args.ids) != 1:
         raise DocentError("Give one session to export: sessions export ID_OR_NAME [--format json|md] [-o FILE].")
     session = ctx.sessions.find(args.ids[0])

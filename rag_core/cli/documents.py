@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rag_core import recovery
 from rag_core.cli.output import clear_line, emit, progress_to_stderr
-from rag_core.cli.startup import context
+from rag_core.cli.startup import context, stores
 from rag_core.entities import EntityIndex
 from rag_core.errors import DatabaseDamagedError, DatabaseUnavailableError
 from rag_core.health import check
@@ -43,13 +43,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    ctx = context(args)
     if args.action == "delete":
+        ctx = context(args)
         for name in args.names:
             ctx.ingestion.delete(name)
             print(f"deleted {name}")
         return 0
-    docs = ctx.ingestion.documents()
+    docs = stores(args).registry.list()  # the documents' list: the database alone, on a full disk
     if args.json:
         for d in docs:
             emit({"name": d.name, "pages": d.pages, "chunks": d.chunks, "size": d.size, "added": d.added})

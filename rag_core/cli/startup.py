@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rag_core.context import AppContext, build_context
-from rag_core.errors import ConfigError
+from rag_core.errors import ConfigError, DiskFullError
 from rag_core.settings import DocentSettings, load_settings, saved_notice
+from rag_core.storage import Database, DocumentRegistry, SessionStore, SQLiteDatabase
+from rag_core.storage.postgres import PostgresDatabase
 
 
 def settings_for(args: argparse.Namespace, *, announce: bool = True, **given: Any) -> DocentSettings:
@@ -38,3 +41,31 @@ def context(args: argparse.Namespace, recover: bool = True) -> AppContext:
     for notice in ctx.notices:  # the saved settings' notice among them
         print(f"notice: {notice}", file=sys.stderr)
     return ctx
+
+
+@dataclass
+class Stores:
+    """The database's stores alone: what a listing or an export reads."""
+
+    settings: DocentSettings
+    sessions: SessionStore
+    registry: DocumentRegistry
+
+
+def stores(args: argparse.Namespace) -> AppContext | Stores:
+    """The context, or, on a disk too full to open the index (Chroma writes as it opens), the
+    database alone, read as it is (``SQLiteDatabase`` on a full disk), with a notice saying so:
+    listing documents and chats and exporting a chat need nothing else."""
+    try:
+        return context(args)
+    except DiskFullError as full:
+        settings = settings_for(args, announce=False)
+        db: Database = (
+            PostgresDatabase(settings.database) if settings.database else SQLiteDatabase(settings.paths.database)
+        )
+        print(
+            f"notice: {full.short}, too full to open the index: this is what the database holds. "
+            "Free some space for everything else.",
+            file=sys.stderr,
+        )
+        return Stores(settings, SessionStore(db), DocumentRegistry(db, settings.library))
