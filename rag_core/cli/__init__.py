@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("ingest", help=f"add or update files/folders ({SUPPORTED_LABEL})")
     s.add_argument("paths", nargs="+")
-    s.add_argument("--json", action="store_true", help="one JSON object per file")
+    s.add_argument("--json", action="store_true", help="one JSON object per file; progress as JSON lines on stderr")
     s.add_argument("--strict", action="store_true", help="exit 1 if any file failed")
     same = s.add_mutually_exclusive_group()
     same.add_argument("--replace", action="store_true", help="a different file of a name already indexed replaces it")
