@@ -169,6 +169,17 @@ def test_a_link_named_on_the_command_line_is_read_and_proc_never(ctx, booby_trap
     assert "DOCENT_DATA_DIR" not in "\n".join(n.get_content() for n in ctx.index.all_nodes())
 
 
+def test_a_file_swapped_for_a_link_after_the_folder_was_listed_is_not_read(ctx, booby_trapped, tmp_path):
+    from rag_core.ingestion import iter_inputs
+
+    inputs = [(p, n) for p, n in iter_inputs([booby_trapped]) if n == "real.txt"]
+    (booby_trapped / "real.txt").unlink()
+    (booby_trapped / "real.txt").symlink_to(tmp_path / "outside" / "secret.txt")
+    [r] = ctx.ingestion.ingest_each(inputs)
+    assert r.status == "failed" and "outside the folder" in r.reason
+    assert "password hashes" not in "\n".join(n.get_content() for n in ctx.index.all_nodes())
+
+
 @pytest.mark.slow  # a `python -m rag_core ingest` process, as in the issue
 def test_cli_folder_ingest_says_which_links_it_skipped_and_why(tmp_path, booby_trapped):
     p = run(["ingest", str(booby_trapped)], tmp_path / "data")

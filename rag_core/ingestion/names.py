@@ -107,7 +107,7 @@ def iter_inputs(paths: Iterable[Path]) -> list[tuple[Path, str]]:
 
     A path named here is read even when it is a link: the user named it. Inside a folder, a
     link is followed only when it points inside that folder; a link out of it, and every link
-    to a folder, is listed as a ``RefusedPath`` that says why, so the result says so."""
+    to a folder, is listed with the reason it is not read (``FolderPath``), so the result says so."""
     out: list[tuple[Path, str]] = []
     for p in paths:
         p = Path(p)
@@ -118,16 +118,18 @@ def iter_inputs(paths: Iterable[Path]) -> list[tuple[Path, str]]:
     return out
 
 
-class RefusedPath(type(Path())):  # type: ignore[misc]
-    """A path listed in a folder that is not read: ``reason`` says why."""
+class FolderPath(type(Path())):  # type: ignore[misc]
+    """A path found in a folder given to ``ingest``: ``root`` is that folder (resolved), and
+    ``reason`` says why it is not read ('' when it may be, if it still stays in ``root``)."""
 
+    root: Path | None = None
     reason = ""
 
 
-def _refused(path: Path, reason: str) -> RefusedPath:
-    refused = RefusedPath(path)
-    refused.reason = reason
-    return refused
+def _listed(path: Path, root: Path, reason: str = "") -> FolderPath:
+    listed = FolderPath(path)
+    listed.root, listed.reason = root, reason
+    return listed
 
 
 def _walk(folder: Path) -> Iterable[tuple[Path, str]]:
@@ -144,17 +146,17 @@ def _walk(folder: Path) -> Iterable[tuple[Path, str]]:
             name = safe_name(path.relative_to(folder).as_posix())
             if not path.is_symlink():
                 if entry in files:
-                    yield path, name
+                    yield _listed(path, real_root), name
                 continue
             target = path.resolve()
             if not target.is_relative_to(real_root):
                 why = f"a link to {target}, outside the folder given: not followed (name it to ingest it)"
-                yield _refused(path, why), name
+                yield _listed(path, real_root, why), name
             elif target.is_dir():
                 why = f"a link to the folder {target}: not followed (its files are ingested from there)"
-                yield _refused(path, why), name
+                yield _listed(path, real_root, why), name
             else:
-                yield path, name
+                yield _listed(path, real_root), name
 
 
 @functools.cache
@@ -166,13 +168,15 @@ def _kernel_devices() -> frozenset[int]:
 def refusal(path: Path) -> str | None:
     """Why ``path`` is never read, whoever named it (None: it may be): a link a folder
     ingest did not follow, or a file of /proc or /sys (a process's environment, its memory)."""
-    if isinstance(path, RefusedPath):
+    if isinstance(path, FolderPath) and path.reason:
         return path.reason
     try:
         device = os.stat(path).st_dev
         real = path.resolve()
     except (OSError, RuntimeError):
         return None  # not there: its turn says so
+    if isinstance(path, FolderPath) and path.root is not None and not real.is_relative_to(path.root):
+        return f"it leads to {real} now, outside the folder given (a link put there since it was listed): not followed"
     if device in _kernel_devices() or real.is_relative_to("/proc") or real.is_relative_to("/sys"):
         return f"{real} is a file of /proc or /sys, the system's view of its processes, not a document: never read"
     return None

@@ -154,7 +154,7 @@ class IngestionService:
     ) -> IngestResult:
         """Ingest one file; never raises for a bad file (the result says why it failed).
         ``ahead``: the run of ingests this one is part of (``ingest_each``)."""
-        path = path if isinstance(path, Path) else Path(path)  # a ``RefusedPath`` stays one
+        path = path if isinstance(path, Path) else Path(path)  # a ``FolderPath`` stays one
         name = safe_name(name or path.name)
         started = time.perf_counter()
         report = progress or (lambda msg, frac: None)
