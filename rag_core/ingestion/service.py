@@ -288,7 +288,8 @@ class IngestionService:
             if replacing:  # pages whose text is unchanged keep their vectors (the docstore's hashes say which)
                 keep = {d.id_ for d in loaded.documents}
                 self.index.delete_refs([ref for ref in self.index.ref_doc_ids_for(target) if ref not in keep])
-            else:  # nothing registered to build on: what a failed run left of the name goes, every page is embedded
+            elif self.index.chunk_count(target) or self.index.ref_doc_ids_for(target):
+                # nothing registered to build on: what a failed run left of the name goes, every page is embedded
                 self.index.delete_document(target)
             self._run_pipeline(loaded, target, report, cancelled)
             self._keep_copy(path, target)
