@@ -120,10 +120,19 @@ _QUARTERS = {
 _QUARTER_PHRASE = re.compile(r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
 
 
+_FISCAL_YEAR = re.compile(r"\bFY\s?'?((?:19|20)?\d{2})\b", re.IGNORECASE)
+
+
 def period_aliases(text: str) -> set[str]:
     """Short forms of the periods a question spells out ("the first quarter" → q1), as file
-    names and headers write them."""
-    return {_QUARTERS[m.group(1).lower()] for m in _QUARTER_PHRASE.finditer(text)}
+    names and headers write them; and the year of a fiscal year as analysts write it ("FY2018",
+    "FY18" → 2018), as filings, their covers and their file names write it ("fiscal 2018",
+    "3M_2018_10K.pdf")."""
+    out = {_QUARTERS[m.group(1).lower()] for m in _QUARTER_PHRASE.finditer(text)}
+    for m in _FISCAL_YEAR.finditer(text):
+        year = m.group(1)
+        out.add(year if len(year) == 4 else f"20{year}")
+    return out
 
 
 _MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"

@@ -147,3 +147,24 @@ def test_a_name_with_an_ampersand_is_read_whole_and_a_date_is_nobody_s_name():
     assert subject.aliases[0] == ["johnson", "johnson"] and subject.tickers == ["jnj"]
     dated = read_profile("note.pdf", [(1, "June 2023\nQuarterly update"), (2, "June 2023 was a good month.")])
     assert all("june" not in a for s in dated.subjects for a in s.aliases)
+
+
+def test_a_fiscal_year_as_analysts_write_it_picks_that_year_s_filing(tmp_path):
+    """FY2022 weighs the filing whose name says 2022 as "2022" in the question would: the file
+    names of FinanceBench's filings ("3M_2018_10K.pdf") and of the SEC set's ("2023 Q2 AAPL.pdf")
+    write the year, analysts' questions "FY2022"."""
+    from rag_core.retrieval.keywords import BM25
+    from rag_core.storage.fts import SQLiteKeywordIndex
+    from rag_core.storage.indexdb import IndexDB
+    from rag_core.storage.keyword_index import ChunkRecord
+    from rag_core.text import period_aliases
+
+    assert period_aliases("FY2018 capex, FY19 revenue, the first quarter") == {"2018", "2019", "q1"}
+    index = SQLiteKeywordIndex(IndexDB(tmp_path / "index.db"))
+    text = "Vega capital expenditures were 18 million in the year."
+    index.add(
+        [ChunkRecord(f"{y}-1", f"{y}::p1", f"Vega_{y}_10K.pdf", f"Vega_{y}_10K.pdf", 1, text, {}) for y in (2018, 2022)]
+    )
+    for year, other in ((2018, 2022), (2022, 2018)):
+        scores = BM25(index).doc_scores(f"What were Vega's FY{year} capital expenditures?", name_weight=1.0)
+        assert scores[f"Vega_{year}_10K.pdf"] > scores[f"Vega_{other}_10K.pdf"]
