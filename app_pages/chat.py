@@ -19,7 +19,7 @@ from ui.history import latest_messages, render_history
 from ui.live import wait_for_answer, write_answer
 from ui.markdown import escape_markdown, inert_markdown
 from ui.navigation import UPLOAD_PAGE
-from ui.pending import QUESTION, asked, keep_typed, offer_kept, typed_request
+from ui.pending import QUESTION, asked, asking, keep_typed, offer_kept, renewer, typed_request
 from ui.rebuild import mismatch_notice
 from ui.sources import open_from_link, show_viewer
 
@@ -64,7 +64,8 @@ def offer_retry(ctx: AppContext, session_id: str, messages: list[Message]) -> No
     failed_kept = failed if failed and any(p.question == failed["question"] for p in kept) else None
     if failed_kept:
         failed = None  # shown with its kept copy, below
-    if failed is None and busy is not None and (last_unanswered is not None or kept):
+    elsewhere = busy is not None or ctx.sessions.pending.being_asked(session_id) > 0  # another tab's question
+    if failed is None and elsewhere:
         being_answered(ctx, session_id)  # and the page runs again once it is answered
     elif failed is not None or last_unanswered is not None:
         question = str(failed["question"] if failed else last_unanswered)
@@ -85,8 +86,11 @@ def being_answered(ctx: AppContext, session_id: str) -> None:
     """The last question is being answered elsewhere (another tab, window or command): say
     so, and draw the page again once its answer is stored."""
     busy = ctx.sessions.claims.holder(session_id)
-    if busy is None:
+    if busy is None and not ctx.sessions.pending.being_asked(session_id):
         st.rerun(scope="app")
+    if busy is None:  # a question typed in another tab, about to be asked
+        st.caption("⏳ A question asked in another tab is about to be answered here; it shows once it is written.")
+        return
     with st.chat_message("assistant"):
         st.info(f"Being answered: {escape_markdown(busy.describe())}. It shows here once it is written.", icon="⏳")
 
@@ -125,7 +129,12 @@ def answer(ctx: AppContext, session: Session, messages: list[Message], request: 
     st.session_state.pop(UNSAVED, None)
     try:
         turn = write_answer(
-            ctx, session.id, question, rewrite=request.get("rewrite"), regenerate=bool(request.get("regenerate"))
+            ctx,
+            session.id,
+            question,
+            rewrite=request.get("rewrite"),
+            regenerate=bool(request.get("regenerate")),
+            on_wait=renewer(ctx, request),
         )
     except DocentError as e:
         st.session_state[FAILED] = {"session": session.id, "question": question, "error": str(e), "request": request}
@@ -159,39 +168,40 @@ def model_loading(ctx: AppContext) -> None:
 
 
 ctx = require_context()
-session = current_session(ctx)
-st.title("💬 Chat")
-header = st.empty()
-names = [doc.name for doc in ctx.ingestion.documents()]
-scope: list[str] = []
-if not names:
-    st.info("No document is indexed yet. Upload some documents first, then ask about them.")
-    st.page_link(UPLOAD_PAGE, label="Upload documents", icon="📤")
-else:
-    scope = limit_to_documents(ctx, session, names)
-header.caption(
-    f"Conversation: {escape_markdown(session.name)}" + (f" · 🔎 {scope_line(scope, names)}" if names else "")
-)
-mismatch_notice(ctx)
-import_report(session.id)
-if names and ctx.settings.llm_provider == "local" and ctx.models.preload():
-    model_loading(ctx)  # in the background: the page is usable, the first answer waits less
+with asking(ctx):  # a kept question this run asks is let go when it ends (ui.pending)
+    session = current_session(ctx)
+    st.title("💬 Chat")
+    header = st.empty()
+    names = [doc.name for doc in ctx.ingestion.documents()]
+    scope: list[str] = []
+    if not names:
+        st.info("No document is indexed yet. Upload some documents first, then ask about them.")
+        st.page_link(UPLOAD_PAGE, label="Upload documents", icon="📤")
+    else:
+        scope = limit_to_documents(ctx, session, names)
+    header.caption(
+        f"Conversation: {escape_markdown(session.name)}" + (f" · 🔎 {scope_line(scope, names)}" if names else "")
+    )
+    mismatch_notice(ctx)
+    import_report(session.id)
+    if names and ctx.settings.llm_provider == "local" and ctx.models.preload():
+        model_loading(ctx)  # in the background: the page is usable, the first answer waits less
 
-wait_for_answer()  # an answer a click interrupted is stored by its own run, maybe still now
-messages, total = latest_messages(ctx, session)
-open_from_link(ctx, session.id)
-# kept by its on_submit before this run began (ui.pending)
-typed = st.chat_input("Ask about your documents", disabled=not names, key=QUESTION, on_submit=keep_typed)
-request = st.session_state.pop(PENDING, None) or typed_request(typed)
-if request is not None and not request["question"].strip():
-    st.toast("Type a question first.", icon="✏️")
-    request = None
-render_history(ctx, session, messages, total, replacing=bool(request and request.get("regenerate")))
-if request is not None:
-    answer(ctx, session, messages, request)
-else:
-    show_unsaved(session.id, messages)
-    offer_retry(ctx, session.id, messages)
-    if not messages and names:
-        offer_suggestions(ctx, scope)
-show_viewer(ctx)
+    wait_for_answer()  # an answer a click interrupted is stored by its own run, maybe still now
+    messages, total = latest_messages(ctx, session)
+    open_from_link(ctx, session.id)
+    # kept by its on_submit before this run began (ui.pending)
+    typed = st.chat_input("Ask about your documents", disabled=not names, key=QUESTION, on_submit=keep_typed)
+    request = st.session_state.pop(PENDING, None) or typed_request(typed)
+    if request is not None and not request["question"].strip():
+        st.toast("Type a question first.", icon="✏️")
+        request = None
+    render_history(ctx, session, messages, total, replacing=bool(request and request.get("regenerate")))
+    if request is not None:
+        answer(ctx, session, messages, request)
+    else:
+        show_unsaved(session.id, messages)
+        offer_retry(ctx, session.id, messages)
+        if not messages and names:
+            offer_suggestions(ctx, scope)
+    show_viewer(ctx)

@@ -91,8 +91,11 @@ def test_a_kept_question_can_be_dismissed(data_dir: Path) -> None:
     seed(ORION)
     ctx = build_context(load_settings())
     chat = ctx.sessions.create("A chat")
-    ctx.sessions.pending.keep(chat.id, QUESTION)
+    kept = ctx.sessions.pending.keep(chat.id, QUESTION)
     at = open_app(session=chat.id)
+    assert QUESTION not in shown(at)  # being asked by the run that kept it: that tab shows it
+    ctx.sessions.pending.release(kept.id)  # that run ended without asking it
+    at.run()
     assert QUESTION in shown(at)
     click(at, "dismiss_pending_0")
     assert QUESTION not in shown(at)

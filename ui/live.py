@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import streamlit as st
@@ -48,25 +48,39 @@ def wait_for_answer() -> None:
 
 
 def write_answer(
-    ctx: AppContext, session_id: str, question: str, *, rewrite: str | None = None, regenerate: bool = False
+    ctx: AppContext,
+    session_id: str,
+    question: str,
+    *,
+    rewrite: str | None = None,
+    regenerate: bool = False,
+    on_wait: Callable[[], None] | None = None,
 ) -> Turn:
     """Answer ``question`` in ``session_id`` (or the last question again), streamed into an
     assistant message, then offer follow-up questions under it; the turn. Raises
     ``DocentError`` when it cannot; the question is kept.
 
     The turn searches before it needs the model: the sources and a preview sentence are
-    shown first, then the model loads (behind a visible status, the first time) and reads."""
+    shown first, then the model loads (behind a visible status, the first time) and reads.
+    ``on_wait`` hears each look while the question waits behind another answer."""
     writing = threading.Event()
     st.session_state[WRITING] = writing
     try:
-        turn = _write(ctx, session_id, question, rewrite, regenerate)
+        turn = _write(ctx, session_id, question, rewrite, regenerate, on_wait)
     finally:
         writing.set()
     remember(turn)
     return turn
 
 
-def _write(ctx: AppContext, session_id: str, question: str, rewrite: str | None, regenerate: bool) -> Turn:
+def _write(
+    ctx: AppContext,
+    session_id: str,
+    question: str,
+    rewrite: str | None,
+    regenerate: bool,
+    on_wait: Callable[[], None] | None,
+) -> Turn:
     """``write_answer``'s drawing: the search, the preview, the sources, Stop, the words."""
     with st.chat_message("assistant"):
         waiting = st.empty()
@@ -75,7 +89,7 @@ def _write(ctx: AppContext, session_id: str, question: str, rewrite: str | None,
             session_id,
             rewrite=rewrite,
             regenerate=regenerate,
-            waiting=lambda busy: show_waiting(waiting, busy),
+            waiting=lambda busy: (on_wait and on_wait(), show_waiting(waiting, busy)),
         )
         waiting.empty()
         try:

@@ -12,6 +12,7 @@ too, and that it is kept.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 QUESTION = "question"  # the chat box's key
 TYPED = "typed_question"  # {"id": kept id or None, "session": id, "question": text}: typed here, not yet asked
+ASKING = "asking_kept"  # the kept question this run asks (its lease is let go when the run ends)
 
 
 def keep_typed() -> None:
@@ -38,7 +40,33 @@ def keep_typed() -> None:
     typed: dict[str, Any] = {"id": None, "session": session_id, "question": text}
     st.session_state[TYPED] = typed
     with contextlib.suppress(DocentError):  # else kept in this tab alone; the page says what failed
-        typed["id"] = get_context().sessions.pending.keep(session_id, text).id
+        typed["id"] = st.session_state[ASKING] = get_context().sessions.pending.keep(session_id, text).id
+
+
+@contextlib.contextmanager
+def asking(ctx: AppContext) -> Iterator[None]:
+    """Around the chat page's run: the kept question it asks is let go when the run ends, so
+    that if it did not reach its conversation (it failed, the run was stopped by a reload or
+    a click), any tab shows it, with "Ask it"."""
+    pending_id = st.session_state.pop(ASKING, None)
+    try:
+        yield
+    finally:
+        if pending_id:
+            with contextlib.suppress(DocentError):
+                ctx.sessions.pending.release(pending_id)
+
+
+def renewer(ctx: AppContext, request: dict[str, Any]) -> Callable[[], None]:
+    """What a question waiting behind another answer calls as it waits: its lease renewed."""
+    pending_id = request.get("pending")
+
+    def renew() -> None:
+        if pending_id:
+            with contextlib.suppress(DocentError):
+                ctx.sessions.pending.renew(pending_id)
+
+    return renew
 
 
 def typed_request(typed: str | None) -> dict[str, Any] | None:
@@ -60,8 +88,11 @@ def asked(ctx: AppContext, request: dict[str, Any]) -> None:
             ctx.sessions.pending.drop(request["pending"])
 
 
-def _ask(question: str, pending_id: str) -> None:
+def _ask(ctx: AppContext, question: str, pending_id: str) -> None:
     st.session_state[PENDING] = {"question": question, "rewrite": None, "regenerate": False, "pending": pending_id}
+    with contextlib.suppress(DocentError):
+        ctx.sessions.pending.renew(pending_id, force=True)  # being asked: other tabs leave it to this one
+        st.session_state[ASKING] = pending_id
 
 
 def _dismiss(ctx: AppContext, pending_id: str) -> None:
@@ -88,7 +119,7 @@ def offer_kept(ctx: AppContext, kept: list[Pending], busy: Busy | None, failed: 
                     "❓ Ask it",
                     key=f"ask_pending_{i}",
                     on_click=_ask,
-                    args=(p.question, p.id),
+                    args=(ctx, p.question, p.id),
                     disabled=busy is not None,
                 )
                 st.button("Dismiss", key=f"dismiss_pending_{i}", type="tertiary", on_click=_dismiss, args=(ctx, p.id))

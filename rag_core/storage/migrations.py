@@ -209,6 +209,12 @@ def m010_pending_questions(d: Dialect) -> str:
         """
 
 
+def m011_pending_asking(d: Dialect) -> str:
+    """Until when a kept question is being asked by the run that kept it (renewed while it
+    waits behind another answer): other tabs show it only once nobody is asking it."""
+    return f"ALTER TABLE pending_questions ADD COLUMN asking_until {d.real} NOT NULL DEFAULT 0;"
+
+
 MIGRATIONS: list[Migration] = [
     m001_sessions,
     m002_documents,
@@ -220,4 +226,5 @@ MIGRATIONS: list[Migration] = [
     m008_document_entities,
     m009_jobs,
     m010_pending_questions,
+    m011_pending_asking,
 ]
