@@ -160,6 +160,7 @@ def test_the_chat_computes_what_the_question_defines_and_cites_each_page(filing,
     llm.script(answers=["The ratio is 24.26 [1]."])
     again = filing.chat.ask(question)
     assert "🧮" not in again.answer  # stated right: nothing added
+    assert again.figures_unsupported == 0  # the computation counts as its first operand's source
 
 
 def test_a_question_that_defines_nothing_computes_nothing(filing, llm):

@@ -116,6 +116,15 @@ class TurnFigures:
             out.append(Evidence(number, unfence(cell.page.file), cell.page.page, None, [line]))
         return out + evidence
 
+    def trust(self, number: int, text: str) -> None:
+        """Text Docent wrote for the model from the sources (a measure computed from the
+        statements' figures, ``chat.computed``) counts as a source of ``number``: a figure the
+        answer takes from it is as supported as the cells it was computed from."""
+        base = next((p for p in self.passages if p.number == number), None)
+        file, page, entity = (base.file, base.page, base.entity) if base else ("", None, "")
+        self.passages.append(Passage(number, text, file, page, entity))
+        self._read_as.append(("", None))
+
     def check(self, answer: str) -> Verified:
         """``answer`` checked: its figures against the sources and the cells (the cells' pages
         count among the sources, as the source of their page's number)."""

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from llama_index.core.schema import NodeWithScore
 
+from rag_core.chat.checking import TurnFigures
 from rag_core.chat.components import ChatComponents
 from rag_core.chat.engine import Retrieved
 from rag_core.chat.evidence import Evidence
@@ -29,9 +30,48 @@ from rag_core.retrieval import BM25, doc_of
 
 logger = logging.getLogger(__name__)
 
-PAGES_PER_ITEM = 12  # keyword pages tried per operand
 COMPUTED_NOTE = "computed by Docent from the statements' figures: state this result"
 COMPUTED_LEAD = "🧮 Computed from the statements:"
+STATEMENT_HEAD = 8  # lines at the head of a page where a statement's title stands
+STATEMENT_PAGES = 15  # pages of each document searched for a statement's title
+# Each primary statement: the words its page is searched by (its title and its lines), and its title as 10-Ks and 10-Qs
+# write it (3M: "Consolidated Statement of Cash Flows"; Activision Blizzard: "CONSOLIDATED BALANCE
+# SHEETS"; Corning: "Consolidated Statements of Income"; Coca-Cola: "CONSOLIDATED STATEMENTS OF INCOME").
+STATEMENTS: dict[str, tuple[str, re.Pattern[str]]] = {
+    "income": (
+        "consolidated statements of income operations earnings revenues net sales cost of sales operating income net income per share",
+        re.compile(
+            r"\bstatements?\s+of\s+(?:consolidated\s+)?(?:operations|income|earnings)\b|\bincome\s+statements?\b", re.I
+        ),
+    ),
+    "balance": (
+        "consolidated balance sheets total assets total current assets total liabilities current liabilities equity",
+        re.compile(
+            r"\bbalance\s+sheets?\b|\bstatements?\s+of\s+(?:consolidated\s+)?financial\s+(?:position|condition)\b", re.I
+        ),
+    ),
+    "cash": (
+        "consolidated statements of cash flows operating activities investing activities financing activities net cash",
+        re.compile(r"\bstatements?\s+of\s+(?:consolidated\s+)?cash\s+flows?\b", re.I),
+    ),
+}
+# The statement each line item is read from: a balance from the balance sheet (not the cash-flow
+# statement's change in it), a flow from the income statement, cash paid from the cash flows.
+ITEM_STATEMENT = {
+    "revenue": "income",
+    "cogs": "income",
+    "operating_income": "income",
+    "net_income": "income",
+    "da": "cash",
+    "capex": "cash",
+    "dividends": "cash",
+    "ppe": "balance",
+    "total_assets": "balance",
+    "inventory": "balance",
+    "accounts_payable": "balance",
+    "current_assets": "balance",
+    "current_liabilities": "balance",
+}
 
 
 class Computation:
@@ -45,6 +85,8 @@ class Computation:
         self.nodes: list[NodeWithScore] = []
         self._bm25, self._files = bm25, files
         self._rows: dict[tuple[str, int], list[StatementRow]] = {}
+        self._titles: dict[tuple[str, int], str] = {}
+        self._statement_pages: dict[str, list[tuple[str, int]]] = {}
         if formula_of(question) is None:
             return
         self._docs = [d for d in dict.fromkeys(doc_of(n.node) for n in nodes) if d.lower().endswith(".pdf")]
@@ -66,13 +108,31 @@ class Computation:
             path = (self._files / doc).resolve()
             text = page_rows(path, page) if path.is_relative_to(self._files.resolve()) and path.is_file() else None
             self._rows[key] = statement_rows(text or "")
+            self._titles[key] = "\n".join((text or "").splitlines()[:STATEMENT_HEAD])
         return self._rows[key]
 
+    def _statements(self, kind: str) -> list[tuple[str, int]]:
+        """The pages of the documents found whose head holds the title of statement ``kind``,
+        the best title match first."""
+        if kind not in self._statement_pages:
+            query, title = STATEMENTS[kind]
+            found: list[tuple[str, int]] = []
+            for doc in self._docs:  # each document's own best pages: one filing's notes don't crowd out another's
+                hits = self._bm25.search_pages(query, STATEMENT_PAGES, keep=lambda key, doc=doc: key[0] == doc)
+                found += [key for key, _ in hits if title.search(self._head(*key))]
+            self._statement_pages[kind] = found
+        return self._statement_pages[kind]
+
+    def _head(self, doc: str, page: int) -> str:
+        self._page(doc, page)
+        return self._titles[(doc, page)]
+
     def _lookup(self, item: str, labels: tuple[str, ...], year: int) -> Figure | None:
-        docs = set(self._docs)
-        query = " ".join(dict.fromkeys(" ".join(labels[:3]).split()))
-        pages = self._bm25.search_pages(query, PAGES_PER_ITEM, keep=lambda key: key[0] in docs)
-        for (doc, page), _score in pages:
+        """The figure of ``item`` for ``year``, read only from the statement it belongs to: a
+        figure of a note's table or of another statement ("Inventories" in the cash flows is a
+        change) would be computed with and trusted, so it is not looked for elsewhere."""
+        pages = self._statements(ITEM_STATEMENT[item])
+        for doc, page in pages:
             row = find_row(self._page(doc, page), labels, year)
             got = value_in(row, year) if row is not None else None
             if row is not None and got is not None:
@@ -101,9 +161,10 @@ class Computation:
             have.add((doc, page))
         return out
 
-    def evidence(self, nodes: Sequence[NodeWithScore]) -> list[Evidence]:
+    def evidence(self, nodes: Sequence[NodeWithScore], figures: TurnFigures | None = None) -> list[Evidence]:
         """The computation as the first thing the model reads, numbered as the source of its
-        first operand's page (so that the answer cites that page)."""
+        first operand's page (so that the answer cites that page); the figure check counts it
+        as that source's (a figure taken from it is no figure "not in the sources")."""
         if self.result is None or not self.result.figures:
             return []
         first = self.result.figures[0].where
@@ -111,6 +172,8 @@ class Computation:
             meta = hit.node.metadata or {}
             if f"{doc_of(hit.node)}, page {meta.get('page')}" == first:
                 line = f"{self.result.describe(self.question)} ({COMPUTED_NOTE})"
+                if figures is not None:
+                    figures.trust(i + 1, self.result.describe(self.question))
                 return [Evidence(i + 1, doc_of(hit.node), meta.get("page"), None, [line])]
         return []
 

@@ -227,7 +227,7 @@ class Turn:
             self._figures = TurnFigures(q, found.nodes, chunks_in(bm25), c.cover_of, about, c.strangers(q, found.stats))
             evidence = self._figures.first(evidence)
         if evidence and self._computed is not None:  # a measure the question defines, computed, first
-            evidence = self._computed.evidence(found.nodes) + evidence
+            evidence = self._computed.evidence(found.nodes, self._figures) + evidence
         how = "typed" if evidence and engine.quotes else self.served_by["condense"]  # quoting: the words typed
         asked, kept = standing(self.question, self.condensed_question, how, self._kept)
         messages = engine.messages(kept, evidence, asked, self._summary) if evidence else None
