@@ -10,16 +10,19 @@ others' pages (a binder of filings); a route's keys are units.
   question that named one (or, when the last question named nothing, of the rewrite). One
   that names something else switches, and the conversation's searches then run inside the
   new subject's documents, so they cannot pull the old one's pages in.
-- A name may stop an answer only on evidence: one that no document is about and that the
-  documents hold nowhere, in any case, or only as a word ("target"), means the documents
-  don't cover it: nothing is searched, the model is not asked. So does such a name beside
+- A name that no document is about, and that the documents hold nowhere, or only as a word
+  ("target"), or only in passing on a page or two of documents about others when a figure
+  is asked, means the documents don't cover it: nothing is searched, the model is not asked.
+  A sentence of theirs stating a figure with the name ("a MacBook Pro with … 2 GB RAM") is
+  more than a passing mention, unless the figure is asked as the name's own ("Larkspur's
+  net sales": a page about another company holds none of that). So does such a name beside
   covered ones when what is asked belongs to it ("Tesla's Services segment").
 - A name no document is about but that one writes as a name on several pages ("Amex" in
   American Express's 10-K, "AMD" in Advanced Micro Devices', a business a filing names) is
-  answered from the documents that write it so.
-- A name the documents mention only on a page or two is answered from those documents, and
-  the answer says that no document is about it (``unsure``): when unsure, answer and say what
-  is unsure. Refusing there refused answerable questions on filings nobody here had seen.
+  covered: answered from the documents that write it so, never refused.
+- A name mentioned in passing that a question asks no figure of ("Who does Bramblecrest say
+  it competes with, such as Larkspur?") is answered from the documents that mention it, and
+  the answer says that no document is about it (``unsure``).
 
 Documents that speak for no subject (notes, passages, short documents) are no other company's:
 they stay searchable beside the named subject's documents, ranked by what they say.
@@ -32,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rag_core.entities.names import Name, question_names
+from rag_core.entities.names import Name, asks_figure, question_names
 from rag_core.entities.resolver import Entities
 
 SAID = 5  # subjects listed in a refusal
@@ -117,8 +120,15 @@ def decide(
     routes, loose = _resolve(entities, names, docs, keywords)
     coverage = {n: entities.coverage(n, _mentioned(entities, keywords, n, docs)) for n in loose}
     states = {n: c.state for n, c in coverage.items()}
-    uncovered = [n for n, state in states.items() if state in ("absent", "word")]
-    unsure = [n for n, state in states.items() if state in ("passing", "stated")]
+    figure = asks_figure(asked)
+    uncovered = [
+        n
+        for n, state in states.items()
+        if state in ("absent", "word")
+        or (state == "passing" and (figure or n.owner))
+        or (state == "stated" and n.owner)
+    ]
+    unsure = [n for n, state in states.items() if state in ("passing", "stated") and n not in uncovered]
     if not routes and not (uncovered and any(n.owner for n in uncovered)):
         routes = _named_routes(entities, coverage, docs)
     if routes and previous and _COMPARES.search(asked):
