@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -118,7 +118,7 @@ class Computation:
             query, title = STATEMENTS[kind]
             found: list[tuple[str, int]] = []
             for doc in self._docs:  # each document's own best pages: one filing's notes don't crowd out another's
-                hits = self._bm25.search_pages(query, STATEMENT_PAGES, keep=lambda key, doc=doc: key[0] == doc)
+                hits = self._bm25.search_pages(query, STATEMENT_PAGES, keep=_in_document(doc))
                 found += [key for key, _ in hits if title.search(self._head(*key))]
             self._statement_pages[kind] = found
         return self._statement_pages[kind]
@@ -186,6 +186,10 @@ class Computation:
         if any(abs(n.magnitude - abs(wanted)) < 1e-9 for n in read_numbers(answer)):
             return answer
         return f"{answer}\n\n{COMPUTED_LEAD} {self.result.describe(question)}"
+
+
+def _in_document(doc: str) -> Callable[[tuple[str, int]], bool]:
+    return lambda key: key[0] == doc
 
 
 def computed_for(

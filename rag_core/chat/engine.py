@@ -20,7 +20,7 @@ import asyncio
 import functools
 import re
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +109,20 @@ def standing(typed: str, condensed: str, how: str, history: list[ChatMessage]) -
     if how in ("rule", "llm") and condensed.strip():
         return condensed, []
     return typed, history
+
+
+def first_query(
+    question: str, rewrite: str | None, kept: Sequence[ChatMessage], condense: bool, rules: bool
+) -> tuple[str, str] | None:
+    """The question searched first and how it was made ("edited", "off", "first turn", or a
+    rule's), or None when only the model can make a follow-up stand alone."""
+    if rewrite:
+        return rewrite, "edited"
+    if not condense:
+        return question, "off"
+    if not kept:
+        return question, "first turn"
+    return rule_rewrite(question, list(kept)) if rules else None
 
 
 @dataclass

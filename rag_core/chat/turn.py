@@ -39,7 +39,7 @@ from rag_core.chat import read_ahead
 from rag_core.chat.checking import TurnFigures, chunks_in
 from rag_core.chat.components import ChatComponents
 from rag_core.chat.computed import Computation, computed_for
-from rag_core.chat.engine import DocentChatEngine, Retrieved, rule_rewrite, standing
+from rag_core.chat.engine import DocentChatEngine, Retrieved, first_query, standing
 from rag_core.chat.evidence import preview_of
 from rag_core.chat.messages import (
     STOPPED_MARK,
@@ -127,20 +127,12 @@ class Turn:
         self._kept = memory.get(input=self.question)
         idf = c.keywords.get(self._names).idf
         self._engine = c.engine(c.retriever(self._names), self._llm, memory, reranker, idf)
-        if self.rewrite:
-            ruled: tuple[str, str] | None = (self.rewrite, "edited")
-        elif not s.condense:
-            ruled = (self.question, "off")
-        elif not self._kept:
-            ruled = (self.question, "first turn")
-        else:
-            ruled = rule_rewrite(self.question, self._kept) if s.followup_rules else None
+        ruled = first_query(self.question, self.rewrite, self._kept, s.condense, s.followup_rules)
         self._needs_rewrite = ruled is None
         query = ruled[0] if ruled else self.question
         # Final unless the LLM must rewrite a follow-up first; then a first look, not reranked.
-        self._found = self._unrelated_dropped(
-            self._engine.retrieve(query, rerank=ruled is not None, conversation=self._conversation)
-        )
+        found = self._engine.retrieve(query, rerank=ruled is not None, conversation=self._conversation)
+        self._found = self._unrelated_dropped(found)
         self.condensed_question = query
         self.sources = self._sources(self._found)
         self.preview = preview_of(query if ruled else self.question, self.sources, idf)

@@ -2,6 +2,7 @@
 
 profile.py   a document's subjects (the company, product or person it is about) and the
              names it uses, read from its stored chunks
+covers.py    a filing's cover: the registrant it is about, its trading symbols
 names.py     names as a question writes them; a name matched with a subject's names
 resolver.py  the profiles of the indexed documents (kept in the registry, read when missing)
 scope.py     which documents may answer a question, by what its names are about

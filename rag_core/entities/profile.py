@@ -24,8 +24,16 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rag_core.entities.names import NOT_NAMES, terms_of
-from rag_core.text import is_period_token, is_title, tokenize
+from rag_core.entities.covers import (
+    LEGAL,
+    NOT_SUBJECT_WORDS,
+    Subject,
+    filing_name,
+    registrants,
+    subject_of,
+    trading_symbols,
+)
+from rag_core.text import is_title, tokenize
 
 READER = 9  # bump when the reading changes: every document is read again (from its chunks)
 
@@ -34,35 +42,16 @@ HEADING_WORDS = 5  # a heading line is this short and ends without a sentence's 
 TITLE_WORDS = 14  # a longer line is prose, not a title
 RUN_SHARE = 0.5  # a title's name on at least this share of the parts runs through the document
 
-_REGISTRANT = re.compile(r"\(\s*exact name of (?:the )?registrant", re.IGNORECASE)
-_LEGAL = r"(?i:Inc|Incorporated|Corporation|Corp|Company|Co|Ltd|Limited|LLC|L\.?P|PLC|N\.V|S\.A|AG|SE|GmbH)\b\.?"
 _NAME_WORD = r"[A-Z][A-Za-z0-9.&'’\-]*"
-_ORG = re.compile(rf"^\s*((?:The\s+)?{_NAME_WORD}(?:\s+(?:{_NAME_WORD}|&|and|of)){{0,4}}?),?\s+{_LEGAL}")
+_ORG = re.compile(rf"^\s*((?:The\s+)?{_NAME_WORD}(?:\s+(?:{_NAME_WORD}|&|and|of)){{0,4}}?),?\s+{LEGAL}")
 _TICKER = re.compile(
-    rf"((?:{_NAME_WORD}\s+(?:&\s+)?){{0,3}}{_NAME_WORD}),?(?:\s+{_LEGAL})?\s*\(\s*(?i:NYSE American|NYSE|Nasdaq|TSX|LSE|OTC)"
+    rf"((?:{_NAME_WORD}\s+(?:&\s+)?){{0,3}}{_NAME_WORD}),?(?:\s+{LEGAL})?\s*\(\s*(?i:NYSE American|NYSE|Nasdaq|TSX|LSE|OTC)"
     r"\s*:\s*([A-Z]{1,5}(?:\.[A-Z])?)\s*\)"
 )
-_SYMBOL = re.compile(r"\b([A-Z]{1,5}(?:\.[A-Z])?)\s+(?:The\s+)?(?i:Nasdaq|New York Stock Exchange|NYSE)\b(?!\s*:)")
 _CAPITALISED = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Za-z0-9&'’.\-]*")
 _RUN = re.compile(r"[A-Z][A-Za-z0-9&'’.\-]*(?:[ \t]+[A-Z0-9][A-Za-z0-9&'’.\-]*)*")
 _SENTENCE_END = (".", "?", "!", ":", ";", "•", "“", '"')
-# Words a title is made of that name no subject.
-_TITLE_WORDS = frozenset(
-    "report reports annual quarterly results result press release news form table contents page financial "
-    "statements statement securities exchange commission united states washington company corporation inc "
-    "section part item note notes summary overview introduction chapter appendix manual guide user handbook "
-    "edition version draft final content".split()
-)
 _LEADING = frozenset("today yesterday the a an and in on at by for from with as said announced".split())
-
-
-@dataclass
-class Subject:
-    """What a document is about: its name as written, the names that call it (terms), its tickers."""
-
-    name: str
-    aliases: list[list[str]] = field(default_factory=list)
-    tickers: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -120,12 +109,12 @@ def read_profile(name: str, chunks: Iterable[tuple[Any, str]]) -> Profile:
     head = _head_lines(parts[pages[0]]) if pages else []
     first = "\n".join(parts[pages[0]]) if pages else ""
     subjects = (
-        _registrants(first)
-        or _filing_name(first, parts)
+        registrants(first)
+        or filing_name(first, parts)
         or _companies(head, first, names)
         or _title_names(head, name, names, len(parts))
     )
-    symbols = _symbols(first)
+    symbols = trading_symbols(first)
     if len(subjects) == 1 and symbols:  # the cover's trading symbols are the one subject's
         subjects[0].tickers = sorted({*subjects[0].tickers, *(t.lower() for t in symbols)})
     whole = "\n".join(t for texts in parts.values() for t in texts)
@@ -231,86 +220,6 @@ def _head_lines(texts: list[str]) -> list[str]:
     return lines[:HEAD_LINES]
 
 
-def _subject(name: str, tickers: Iterable[str] = ()) -> Subject | None:
-    name = re.sub(r"\s+", " ", name).strip(" ,;:")
-    full = list(tokenize(name))
-    core = list(terms_of(name))
-    if not core or all(t.isdigit() or t in NOT_NAMES or is_period_token(t) for t in core):
-        return None  # a date or a period ("June 2023", "Fiscal 2023") is nobody's name
-    aliases = [core] + ([full] if full != core else [])
-    return Subject(name, aliases, sorted({t.lower() for t in tickers}))
-
-
-def _symbols(text: str) -> list[str]:
-    """Trading symbols of a filing's cover ("Common Stock … NVDA The Nasdaq Global Select Market")."""
-    # Covers write the header with a no-break space as often as a space (Corning's 10-Ks).
-    found = re.search(r"trading\s+symbol", text, re.IGNORECASE)
-    if not found:
-        return []
-    at = found.start()
-    return [m.group(1) for m in _SYMBOL.finditer(text[at : at + 800]) if m.group(1).isupper()]
-
-
-def _registrants(first: str) -> list[Subject]:
-    """The registrant a filing's cover names: the line above "(Exact name of registrant…)"."""
-    lines = first.splitlines()
-    for i, line in enumerate(lines):
-        if _REGISTRANT.search(line):
-            above = [ln.strip() for ln in lines[:i] if ln.strip() and not set(ln.strip()) <= set("_-–— ")]
-            head = line[: _REGISTRANT.search(line).start()].strip()  # type: ignore[union-attr]
-            written = head or (above[-1] if above else "")
-            if _COVER_LINE.search(written):  # the name is a logo (Coca-Cola's cover): no name here
-                return []
-            subject = _subject(written)
-            return [subject] if subject else []
-    return []
-
-
-# Lines of a filing's cover that are never its registrant's name: the line above "(Exact name
-# of registrant…)" is one of these where the name is an image (Coca-Cola's 10-K) or set
-# elsewhere (3M's: "Commission file number 1-3285" then "3M COMPANY").
-_COVER_LINE = re.compile(
-    r"commission\s+file|file\s+number|transition\s+period|fiscal\s+year\s+ended|quarterly\s+period|"
-    r"securities\s+exchange\s+act|^\W*$|^[\d\s()-]+$",
-    re.IGNORECASE,
-)
-# A filing (its cover says so) names its registrant with its legal form throughout: "The
-# Coca-Cola Company" and "3M Company" on most pages of their 10-Ks whose covers don't say it.
-_FILING = re.compile(r"exact\s+name\s+of\s+(?:the\s+)?registrant|commission\s+file\s+number", re.IGNORECASE)
-_LEGAL_NAME = re.compile(
-    rf"(?<![A-Za-z0-9])((?:The\s+)?[A-Z0-9][A-Za-z0-9.&'’\-]*(?:[ \t]+(?:[A-Z][A-Za-z0-9.&'’\-]*|&)){{0,3}})"
-    rf",?[ \t]+{_LEGAL}"
-)
-FILING_NAME_SHARE = 0.1  # of a filing's pages that write its registrant's legal name (3M's 2018 10-K: 30 of 160)
-# Words before a legal form that name no registrant ("Total Company", "New York Stock Exchange, Inc.")
-_GENERIC_NAMES = frozenset("total parent combined consolidated new york stock exchange nasdaq state".split())
-
-
-def _filing_name(first: str, parts: dict[Any, list[str]]) -> list[Subject]:
-    """A filing's registrant where its cover does not name it: the name written with a legal
-    form ("The Coca-Cola Company", "3M Company") on the most pages, if on enough of them."""
-    if not _FILING.search(first):
-        return []
-    count: Counter[tuple[str, ...]] = Counter()
-    written: dict[tuple[str, ...], Counter[str]] = {}
-    for texts in parts.values():
-        seen = set()
-        for m in _LEGAL_NAME.finditer("\n".join(texts)):
-            core = terms_of(m.group(0))
-            if core and not set(core) <= _TITLE_WORDS | _GENERIC_NAMES:
-                seen.add(core)
-                written.setdefault(core, Counter())[re.sub(r"\s+", " ", m.group(0)).strip()] += 1
-        count.update(seen)
-    if not count:
-        return []
-    core, pages = count.most_common(1)[0]
-    if pages < max(3, FILING_NAME_SHARE * len(parts)):
-        return []
-    forms = written[core].most_common()
-    subject = _subject(next((f for f, _ in forms if not f.isupper()), forms[0][0]))
-    return [subject] if subject else []
-
-
 def _as_written(name: str, text: str) -> str:
     """A name set in capitals ("AMAZON.COM, INC.") as the text writes it in a sentence, if it does."""
     if not name.isupper():
@@ -326,7 +235,7 @@ def _companies(head: list[str], first: str, names: Counter[str]) -> list[Subject
     the document names most, and any named nearly as often."""
     found: dict[str, Subject] = {}
     for match in _TICKER.finditer(first):
-        subject = _subject(_strip_leading(match.group(1)), [match.group(2)])
+        subject = subject_of(_strip_leading(match.group(1)), [match.group(2)])
         if subject:
             found.setdefault(subject.aliases[0][0], subject).tickers = sorted(
                 {*found.get(subject.aliases[0][0], subject).tickers, match.group(2).lower()}
@@ -336,7 +245,7 @@ def _companies(head: list[str], first: str, names: Counter[str]) -> list[Subject
             continue
         org = _ORG.match(line)
         if org:
-            subject = _subject(org.group(0))
+            subject = subject_of(org.group(0))
             if subject and subject.aliases[0][0] not in found:
                 found[subject.aliases[0][0]] = subject
     if not found:
@@ -363,9 +272,9 @@ def _title_names(head: list[str], file_name: str, names: Counter[str], parts: in
             continue
         for match in _RUN.finditer(line):
             words = match.group(0).split()
-            while words and set(tokenize(words[-1])) <= _TITLE_WORDS:
+            while words and set(tokenize(words[-1])) <= NOT_SUBJECT_WORDS:
                 words.pop()
-            while words and set(tokenize(words[0])) <= _TITLE_WORDS | _LEADING:
+            while words and set(tokenize(words[0])) <= NOT_SUBJECT_WORDS | _LEADING:
                 words.pop(0)
             terms = [t for t in tokenize(" ".join(words)) if len(t) > 2 and not t.isdigit()]
             if not terms:
@@ -374,5 +283,5 @@ def _title_names(head: list[str], file_name: str, names: Counter[str], parts: in
             runs = parts >= 2 and spread >= max(2, RUN_SHARE * parts)
             if (runs or (stem & set(terms) and spread >= 1)) and (best is None or spread > best[0]):
                 best = (spread, " ".join(words).strip(".,:;"))
-    subject = _subject(best[1]) if best else None
+    subject = subject_of(best[1]) if best else None
     return [subject] if subject else []

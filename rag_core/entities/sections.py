@@ -25,17 +25,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from rag_core.entities.profile import (
-    Profile,
-    Section,
-    Subject,
-    _companies,
-    _head_lines,
-    _registrants,
-    _symbols,
-    capitalised,
-    read_profile,
-)
+from rag_core.entities.covers import Subject, registrants, trading_symbols
+from rag_core.entities.profile import Profile, Section, _companies, _head_lines, capitalised, read_profile
 
 REPEAT = 2  # pages after a letterhead that may name the company again (its running header)
 
@@ -77,13 +68,13 @@ def read_sections(name: str, chunks: list[tuple[Any, str]]) -> list[Section]:
 
 def _declared(text: str) -> tuple[Subject, bool] | None:
     """The subject a page declares, and whether the page is a filing's cover."""
-    registrant = _registrants(text)
+    registrant = registrants(text)
     if registrant:
         return registrant[0], True
     found = _companies(_head_lines([text]), text, Counter(capitalised(text)))
     if len(found) != 1:
         return None
-    return found[0], bool(_symbols(text))
+    return found[0], bool(trading_symbols(text))
 
 
 def _key(subject: Subject) -> tuple[str, ...]:
