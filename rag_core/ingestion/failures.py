@@ -11,6 +11,10 @@ import logging
 from pathlib import Path
 
 from rag_core.errors import DiskFullError, DocentError, disk_full
+from rag_core.index import VectorIndex
+from rag_core.ingestion.markers import IngestMarkers
+from rag_core.settings import DocentSettings
+from rag_core.storage import DocumentRegistry
 
 logger = logging.getLogger("rag_core.ingestion.service")
 
@@ -38,3 +42,38 @@ def full_reason(full: DiskFullError, cause: BaseException) -> str:
             "free some space and ingest it again"
         )
     return f"{full.short}: nothing of it was kept; free some space and ingest it again"
+
+
+def discard(
+    index: VectorIndex,
+    registry: DocumentRegistry,
+    markers: IngestMarkers,
+    settings: DocentSettings,
+    name: str,
+    source: Path,
+    proven: bool = True,
+) -> bool:
+    """After a failure mid-way: remove what this document left, as recovery would on the
+    next start, so the running app stays consistent (the document is absent, never half).
+    The stored copy goes too, unless it is the file being ingested (rebuild, repair).
+    False when that failed too (a server gone), or cannot be ``proven`` done: on a full disk
+    the index may take a delete it cannot write, so the marker stays and the next start
+    removes what is left (``rag_core.recovery``)."""
+    try:
+        index.delete_document(name)
+        if index.chunk_count(name):  # the index took the delete but did not apply it
+            raise DocentError(f"{name}: its vectors are still in the index")
+        registry.remove(name)
+        stored = settings.paths.files / name
+        if stored.resolve() != source.resolve():
+            stored.unlink(missing_ok=True)
+        if not proven:
+            return False
+        markers.drop(name)
+    except Exception as e:  # the pending row and marker stay; recovery removes them on the next start
+        if isinstance(e, DocentError) or disk_full(settings.data_dir, e):
+            logger.warning("what the failed ingestion of %s wrote stays until the next start: %s", name, e)
+        else:
+            logger.exception("could not clean up after a failed ingestion of %s", name)
+        return False
+    return True

@@ -37,11 +37,11 @@ from llama_index.core.node_parser import SentenceSplitter
 
 from rag_core import loaders
 from rag_core.entities import read_and_keep
-from rag_core.errors import DocentError, IngestCancelled, IngestError, NotFoundError, disk_full
+from rag_core.errors import IngestCancelled, IngestError, NotFoundError, disk_full
 from rag_core.files import Progress, atomic_copy, atomic_write, file_digest
 from rag_core.index import VectorIndex
 from rag_core.ingestion.ahead import ReadAhead, read_file, start_reading
-from rag_core.ingestion.failures import failure_reason
+from rag_core.ingestion.failures import discard, failure_reason
 from rag_core.ingestion.markers import IngestMarkers
 from rag_core.ingestion.names import (
     NameTaken,
@@ -361,30 +361,8 @@ class IngestionService:
             self._pipeline(step, texts).run(documents=docs[start:end], store_doc_text=False)
 
     def _discard(self, name: str, source: Path, proven: bool = True) -> bool:
-        """After a failure mid-way: remove what this document left, as recovery would on the
-        next start, so the running app stays consistent (the document is absent, never half).
-        The stored copy goes too, unless it is the file being ingested (rebuild, repair).
-        False when that failed too (a server gone), or cannot be ``proven`` done: on a full disk
-        the index may take a delete it cannot write, so the marker stays and the next start
-        removes what is left (``rag_core.recovery``)."""
-        try:
-            self.index.delete_document(name)
-            if self.index.chunk_count(name):  # the index took the delete but did not apply it
-                raise DocentError(f"{name}: its vectors are still in the index")
-            self.registry.remove(name)
-            stored = self.settings.paths.files / name
-            if stored.resolve() != source.resolve():
-                stored.unlink(missing_ok=True)
-            if not proven:
-                return False
-            self.markers.drop(name)
-        except Exception as e:  # the pending row and marker stay; recovery removes them on the next start
-            if isinstance(e, DocentError) or disk_full(self.settings.data_dir, e):
-                logger.warning("what the failed ingestion of %s wrote stays until the next start: %s", name, e)
-            else:
-                logger.exception("could not clean up after a failed ingestion of %s", name)
-            return False
-        return True
+        """After a failure mid-way: remove what this document left (``failures.discard``)."""
+        return discard(self.index, self.registry, self.markers, self.settings, name, source, proven)
 
     def _keep_copy(self, path: Path, name: str) -> None:
         dest = self.settings.paths.files / name
