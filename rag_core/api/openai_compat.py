@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from rag_core.api.deps import Ctx, person_of
-from rag_core.api.streaming import SSE_HEADERS, Start, Waiting, answered_json, run_turn
+from rag_core.api.streaming import SSE_HEADERS, Start, Waiting, answered, answered_json, run_turn
 from rag_core.chat import Turn
 from rag_core.chat.messages import History, count_tokens
 from rag_core.errors import DocentError, NotFoundError
@@ -138,12 +138,7 @@ async def completions(ctx: Ctx, body: CompletionRequest) -> Response:
     cid = _completion_id()
     if body.stream:
         return StreamingResponse(_chunks(cid, start), media_type="text/event-stream", headers=SSE_HEADERS)
-    turn = await run_in_threadpool(start, None)
-    try:
-        await run_in_threadpool(turn.result)
-    except BaseException:
-        turn.close()
-        raise
+    turn = await answered(start)
     data = await run_in_threadpool(answered_json, turn)
     prompt = int(turn.timings.get("prompt_tokens", 0))
     written = count_tokens(data["answer"])

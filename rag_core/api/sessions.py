@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from rag_core.api.deps import Ctx, chat_of, person_of
-from rag_core.api.streaming import SSE_HEADERS, Waiting, answered_json, sse_events
+from rag_core.api.streaming import SSE_HEADERS, Waiting, answered, answered_json, sse_events
 from rag_core.chat import Turn
 from rag_core.exchange import export_json, export_markdown, import_session
 from rag_core.storage import Message, Session
@@ -154,11 +154,6 @@ async def ask(ctx: Ctx, session_id: str, body: Question, use_optimized: bool = O
         return chat.turn(body.question, session_id, rewrite=body.rewrite, regenerate=body.regenerate, waiting=waiting)
 
     if not body.stream:
-        turn = await run_in_threadpool(start, None)
-        try:
-            await run_in_threadpool(turn.result)
-        except BaseException:
-            turn.close()
-            raise
+        turn = await answered(start)
         return JSONResponse(await run_in_threadpool(answered_json, turn))
     return StreamingResponse(sse_events(start), media_type="text/event-stream", headers=SSE_HEADERS)

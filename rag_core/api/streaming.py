@@ -157,6 +157,20 @@ async def run_turn(start: Start) -> AsyncGenerator[Event, None]:
         run.leave()
 
 
+async def answered(start: Callable[[Waiting | None], Turn]) -> Turn:
+    """A turn asked and run to its end off the event loop (a request that does not stream);
+    a failure closes it, so its session is free again."""
+    from starlette.concurrency import run_in_threadpool
+
+    turn = await run_in_threadpool(start, None)
+    try:
+        await run_in_threadpool(turn.result)
+    except BaseException:
+        turn.close()
+        raise
+    return turn
+
+
 def sse(event: str, data: Any) -> str:
     """One server-sent event."""
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
