@@ -161,6 +161,7 @@ def test_the_chat_computes_what_the_question_defines_and_cites_each_page(filing,
     again = filing.chat.ask(question)
     assert "🧮" not in again.answer  # stated right: nothing added
     assert again.figures_unsupported == 0  # the computation counts as its first operand's source
+    assert "table on p." not in again.answer  # its operands' cells are not what the question asks
 
 
 def test_a_question_that_defines_nothing_computes_nothing(filing, llm):

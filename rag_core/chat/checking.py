@@ -119,7 +119,10 @@ class TurnFigures:
     def trust(self, number: int, text: str) -> None:
         """Text Docent wrote for the model from the sources (a measure computed from the
         statements' figures, ``chat.computed``) counts as a source of ``number``: a figure the
-        answer takes from it is as supported as the cells it was computed from."""
+        answer takes from it is as supported as the cells it was computed from. The question
+        then asks for that measure, not for a cell: the cells its words name (its operands) are
+        no reading of the answer's figure to mark it by, nor to show as what "the table says"."""
+        self.cells = []
         base = next((p for p in self.passages if p.number == number), None)
         file, page, entity = (base.file, base.page, base.entity) if base else ("", None, "")
         self.passages.append(Passage(number, text, file, page, entity))
