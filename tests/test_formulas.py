@@ -155,7 +155,6 @@ def test_the_chat_computes_what_the_question_defines_and_cites_each_page(filing,
     turn = filing.chat.ask(question)
     assert "🧮 Computed from the statements:" in turn.answer and "24.26 = 6,489 / ((282 + 253) / 2)" in turn.answer
     assert {2, 3} <= {s["page"] for s in turn.sources}  # each operand's page is a source
-    assert turn.sources[0]["page"] in (2, 3)  # first: the answer's figure comes from them
     prompt = str(llm.chats[-1][-1].content)
     assert "24.26" in prompt  # the model read the computation first
     llm.script(answers=["The ratio is 24.26 [1]."])

@@ -15,7 +15,6 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from llama_index.core.schema import NodeWithScore
 
@@ -194,21 +193,12 @@ def _in_document(doc: str) -> Callable[[tuple[str, int]], bool]:
 
 
 def computed_for(
-    components: ChatComponents,
-    question: str,
-    condensed: str,
-    found: Retrieved,
-    names: list[str] | None,
-    preview: dict[str, Any] | None = None,
+    components: ChatComponents, question: str, condensed: str, found: Retrieved, names: list[str] | None
 ) -> tuple[Computation | None, Retrieved]:
     """The turn's computation (of the question as typed, else as rewritten, when either defines
-    a measure) and the search's passages with a passage of each operand's page the search
-    lacked, in front."""
+    a measure) and the search's passages with a passage of each operand's page added."""
     if not found.nodes or not components.settings.check_figures:
         return None, found
     asked = question if formula_of(question) else condensed
     computation = Computation(asked, found.nodes, components.keywords.get(names), components.settings.paths.files)
-    # the pages the computed figures stand on first: they are what the answer's figure comes from
-    if preview is not None and computation.nodes:  # the preview's source, numbered as the sources now are
-        preview["source"] = int(preview.get("source") or 0) + len(computation.nodes)
-    return computation, replace(found, nodes=[*computation.nodes, *found.nodes])
+    return computation, replace(found, nodes=[*found.nodes, *computation.nodes])

@@ -202,9 +202,8 @@ class Turn:
             self.condensed_question = engine.condense(self.question, self._kept)
             self.served_by["condense"] = engine.condensed_by
             found = self._unrelated_dropped(engine.retrieve(self.condensed_question, conversation=self._conversation))
-        first = None if self._needs_rewrite else self.preview  # a preview of this search's sources
         self._computed, found = computed_for(
-            self.components, self.question, self.condensed_question, found, self._names, first
+            self.components, self.question, self.condensed_question, found, self._names
         )
         sources = self._sources(found)
         language = self.components.language_notices(self.question, sources)
