@@ -320,18 +320,9 @@ class Turn:
             answer = self._computed.completed(answer, self.question)
         if self.stopped:
             answer += STOPPED_MARK
-        self.answered = ChatTurn(
-            answer,
-            self.condensed_question,
-            self.sources,
-            self.timings,
-            self.notices,
-            self.session_id,
-            self.served_by,
-            self.stopped,
-            int(self.timings.get("figures_checked", 0)),
-            int(self.timings.get("figures_unsupported", 0)),
-        )
+        counts = [int(self.timings.get(k, 0)) for k in ("figures_checked", "figures_unsupported")]
+        found = (self.condensed_question, self.sources, self.timings, self.notices)
+        self.answered = ChatTurn(answer, *found, self.session_id, self.served_by, self.stopped, *counts)
         self._store(self.answered)
 
     def _store(self, answered: ChatTurn) -> None:

@@ -30,6 +30,8 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource
 from pydantic_settings.sources.utils import parse_env_vars
 
+from rag_core.errors import ConfigError
+
 # The provider keys are also read under the names their own tools use.
 PLAIN_KEY_VARIABLES = {"openai_api_key": "OPENAI_API_KEY", "cohere_api_key": "COHERE_API_KEY"}
 
@@ -206,3 +208,15 @@ class Environment(EnvSettingsSource):
     def pinned(self) -> set[str]:
         """The fields a ``DOCENT_*`` variable sets (the provider keys' own variables aside)."""
         return {name for name in leaf_fields(self.settings_cls) if self.lookup(name) is not None}
+
+
+def data_dir_of(env: Environment, given: Mapping[str, Any], default: Path) -> Path:
+    """The data folder: the one ``given``, else the variable's, else ``default``. A variable set
+    but empty names no folder: an error that says the fix, never ``default`` in silence."""
+    variable = env.lookup("data_dir")
+    if not given.get("data_dir") and variable is not None and not variable.strip():
+        raise ConfigError(
+            f"{env.variable('data_dir')} is set but empty, so Docent cannot tell which folder holds your data. "
+            f"Set it to that folder, or unset it to use the default {default}."
+        )
+    return Path(given.get("data_dir") or variable or default)

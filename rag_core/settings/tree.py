@@ -15,10 +15,9 @@ from pydantic import BaseModel, Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from rag_core.datadir import DataDir, library_key
-from rag_core.errors import ConfigError
 from rag_core.prompts import DEFAULT_SYSTEM_PROMPT
 from rag_core.settings.retrieval import RetrievalSettings
-from rag_core.settings.sources import Environment, SavedReport, SavedSettings, groups, nest
+from rag_core.settings.sources import Environment, SavedReport, SavedSettings, data_dir_of, groups, nest
 
 LLMProvider = Literal["local", "openai", "extractive"]
 Libraries = Literal["shared", "per_user"]
@@ -350,13 +349,7 @@ class DocentSettings(BaseSettings):
         """The sources, highest first: values ``given`` (flat names), the variables of ``environ``
         (``os.environ`` when None), then ``settings.json`` in the data folder they name."""
         env = Environment(cls, environ)
-        variable = env.lookup("data_dir")
-        if not given.get("data_dir") and variable is not None and not variable.strip():
-            raise ConfigError(
-                f"{env.variable('data_dir')} is set but empty, so Docent cannot tell which folder holds your data. "
-                f"Set it to that folder, or unset it to use the default {_default_data_dir()}."
-            )
-        data_dir = Path(given.get("data_dir") or variable or _default_data_dir())
+        data_dir = data_dir_of(env, given, _default_data_dir())
         url: Any = given.get("database_url") or env.lookup("database_url")
         database = str(url.get_secret_value() if isinstance(url, SecretStr) else url or "") or None
         saved = SavedSettings(cls, DataDir(data_dir).settings_file, skip=env.pinned(), database=database)
