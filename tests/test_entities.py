@@ -133,6 +133,7 @@ def test_a_follow_up_naming_a_product_the_conversation_documents_hold_stays_with
     history = [("user", "How many stores did Bramblecrest have?"), ("assistant", "1,106 stores [1].")]
     found = retailers.chat.search("What about its Condensed Consolidated Statements?", history=history)
     assert found.stats.get("entity_from") == "conversation" and {s["file"] for s in found.sources} == {BCM}
+    assert found.stats["entity_docs"] == [BCM]  # the company's filings: a computed measure reads their statements
 
 
 def test_a_name_the_documents_mention_only_in_passing_is_refused_for_a_figure_not_for_an_account(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from rag_core import build_context
+from rag_core.chat.computed import COMPUTED_BY
 from rag_core.figures.formulas import Figure, compute, formula_of, show
 from rag_core.figures.statements import find_row, header_years, statement_rows, value_in
 from rag_core.loaders.layout import page_rows
@@ -115,13 +116,18 @@ INCOME = (
 POSITION = (
     [
         "Larkspur Holdings, Inc.",
-        "Consolidated Balance Sheets",
+        "Consolidated Balance Sheets (in millions)",
         "At December 31, 2019 At December 31, 2018",
         "Cash and cash equivalents",
+        "Total current assets",
         "Property and equipment, net",
         "Total assets",
+        "Total current liabilities",
     ],
-    [["", "", "", "$ 5,794", "253", "$ 19,845"], ["", "", "", "$ 4,225", "282", "$ 17,890"]],
+    [
+        ["", "", "", "$ 5,794", "7,001", "253", "$ 19,845", "2,100"],
+        ["", "", "", "$ 4,225", "5,500", "282", "$ 17,890", "2,300"],
+    ],
 )
 
 
@@ -146,25 +152,118 @@ def filing(make_settings, llm, tmp_path):
     return ctx
 
 
-def test_the_chat_computes_what_the_question_defines_and_cites_each_page(filing, llm):
+def test_the_chat_answers_a_measure_the_question_defines_with_its_arithmetic(filing, llm):
     question = (
         "What is the FY2019 fixed asset turnover ratio for Larkspur? Fixed asset turnover ratio is defined as: "
         "FY2019 revenue / (average PP&E between FY2018 and FY2019). Round your answer to two decimal places."
     )
-    llm.script(answers=["The ratio is 23.10 [1]."])  # a small model's arithmetic
+    llm.script(answers=["The ratio is 23.10 [1]."])  # a small model's arithmetic: never asked
+    asked = len(llm.chats)
     turn = filing.chat.ask(question)
+    assert len(llm.chats) == asked  # the value asked is the app's arithmetic: no model
+    assert turn.answer.startswith("🧮 Computed from the statements:")
+    assert "24.26 = 6,489 / ((282 + 253) / 2)" in turn.answer and "23.10" not in turn.answer
+    assert [s["page"] for s in turn.sources][:2] in ([2, 3], [3, 2])  # the operands' pages lead the sources
+    assert turn.answer.endswith("[1]") and turn.figures_unsupported == 0  # cited as its first source, trusted
+    assert turn.served_by["llm"] == COMPUTED_BY
+
+
+def test_asked_why_a_measure_moved_the_model_answers_after_reading_the_arithmetic(filing, llm):
+    question = "What drove the FY2019 fixed asset turnover ratio for Larkspur?"
+    llm.script(answers=["Sales fell, the ratio is 23.10 [1]."])
+    turn = filing.chat.ask(question)
+    assert "24.26" in str(llm.chats[-1][-1].content)  # the model read the computation first
     assert "🧮 Computed from the statements:" in turn.answer and "24.26 = 6,489 / ((282 + 253) / 2)" in turn.answer
     assert {2, 3} <= {s["page"] for s in turn.sources}  # each operand's page is a source
-    prompt = str(llm.chats[-1][-1].content)
-    assert "24.26" in prompt  # the model read the computation first
-    llm.script(answers=["The ratio is 24.26 [1]."])
+    llm.script(answers=["Sales fell; the ratio is 24.26 [1]."])
     again = filing.chat.ask(question)
     assert "🧮" not in again.answer  # stated right: nothing added
     assert again.figures_unsupported == 0  # the computation counts as its first operand's source
     assert "table on p." not in again.answer  # its operands' cells are not what the question asks
 
 
+def test_the_statement_is_read_in_the_company_s_filing_the_search_did_not_find(filing, tmp_path):
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from rag_core.chat.computed import Computation
+
+    question = "What is the FY2019 current ratio for Larkspur?"
+    bm25 = filing.chat.components.keywords.get(None)
+    files = filing.settings.paths.files
+    elsewhere = [NodeWithScore(node=TextNode(text="Larkspur's 2021 report", metadata={"file_name": "x.pdf"}), score=1)]
+    assert Computation(question, elsewhere, bm25, files).result is None  # only the document found is read
+    found = Computation(question, elsewhere, bm25, files, also=["larkspur-10k.pdf"])  # the company's other filing
+    assert found.result is not None and found.result.describe(question).startswith(
+        "Current ratio: 3.33 = 7,001 / 2,100"
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "stance"),
+    [
+        ("Does Larkspur have positive working capital based on FY2019 data?", "Yes: working capital is positive."),
+        ("Does Larkspur have negative working capital based on FY2019 data?", "No: working capital is positive."),
+    ],
+)
+def test_asked_the_sign_of_a_measure_the_answer_says_yes_or_no(filing, llm, question, stance):
+    asked = len(llm.chats)
+    turn = filing.chat.ask(question)
+    assert len(llm.chats) == asked and turn.answer.startswith(stance)
+    assert "$4,901 million = 7,001 - 2,100" in turn.answer and turn.figures_unsupported == 0
+
+
 def test_a_question_that_defines_nothing_computes_nothing(filing, llm):
     llm.script(answers=["Larkspur sells games [1]."])
     turn = filing.chat.ask("What does Larkspur sell?")
     assert "🧮" not in turn.answer
+
+
+def _statement_lookup(pages: dict[str, list[tuple[object, int]]]):
+    """A lookup over real statement pages: each item read from its own statement's page."""
+    from rag_core.chat.computed import ITEM_STATEMENT
+
+    def lookup(item: str, labels: tuple[str, ...], year: int) -> Figure | None:
+        for path, page in pages[ITEM_STATEMENT[item]]:
+            row = find_row(statement_rows(page_rows(path, page) or ""), labels, year)
+            got = value_in(row, year) if row is not None else None
+            if got is not None:
+                return Figure(item, year, got[0], got[1], f"{path.name}, page {page}")  # type: ignore[attr-defined]
+        return None
+
+    return lookup
+
+
+@pytest.mark.parametrize(
+    ("filing", "pages", "question", "shown"),
+    [
+        # 3M's 2022 balance sheet (page 50): 14,688 current assets, 5,372 inventories, 9,523 current liabilities
+        ("3M_2022_10K.pdf", {"balance": 50}, "What is the FY2022 quick ratio for 3M?", "0.98"),
+        ("CORNING_2022_10K.pdf", {"balance": 60}, "What is the FY2022 current ratio for Corning?", "1.44"),
+        ("CORNING_2022_10K.pdf", {"income": 58}, "What is the FY2022 gross margin for Corning?", "31.76%"),
+        # Activision Blizzard's receivables "net of allowances of $132 and $190, at December 31, …"
+        (
+            "ACTIVISIONBLIZZARD_2019_10K.pdf",
+            {"balance": 69, "income": 70},
+            "What is the FY2019 days sales outstanding (DSO) for Activision Blizzard?",
+            "52.96",
+        ),
+        # American Water Works writes its interest expense as "(433)": its size is what covers
+        (
+            "AMERICANWATERWORKS_2022_10K.pdf",
+            {"income": 83},
+            "What is the FY2022 interest coverage ratio for American Water Works?",
+            "2.94",
+        ),
+        (
+            "3M_2022_10K.pdf",
+            {"cash": 39},
+            "What is the FY2022 free cash flow for 3M in USD millions?",
+            "$3,842.00 million",
+        ),
+    ],
+)
+def test_textbook_measures_are_computed_from_real_statements(shared_data, filing, pages, question, shown):
+    path = shared_data / "eval" / "financebench" / "pdfs" / filing
+    statements = {kind: [(path, pages[kind])] if kind in pages else [] for kind in ("income", "balance", "cash")}
+    result = compute(question, _statement_lookup(statements))
+    assert result is not None and show(result.value, result.kind, question) == shown

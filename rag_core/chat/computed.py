@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from llama_index.core.schema import NodeWithScore
 
@@ -32,6 +33,19 @@ logger = logging.getLogger(__name__)
 
 COMPUTED_NOTE = "computed by Docent from the statements' figures: state this result"
 COMPUTED_LEAD = "🧮 Computed from the statements:"
+COMPUTED_BY = "Docent's arithmetic over the statements (no model)"
+# A question that asks the measure's value (the sentence up to its "?"), not why or how it moved:
+# the app's arithmetic is the whole answer. Seen in 3M's, Coca-Cola's and Corning's filings'
+# questions ("what is the FY2020 DPO", "how much did American Water Works pay out in dividends").
+_VALUE = re.compile(r"\b(?:what\s+(?:is|was|were|are)|what's|how\s+much|calculate|compute)\b", re.I)
+_NOT_VALUE = re.compile(
+    r"\b(?:why|dr[io]ve[ns]?|drivers?|driving|explain\w*|reasons?|caus\w*|improv\w*|trend\w*|chang\w*|compar\w*"
+    r"|grow\w*|increas\w*|decreas\w*|declin\w*|differen\w*|segments?|percentage\s+of|share\s+of)\b",
+    re.I,
+)
+# Asked whether the measure is positive or negative (Corning's and American Water Works' FY2022
+# working capital): the sign of the result answers Yes or No.
+_SIGN = r"^\W*(?:does|do|did|is|was|has|have|had)\b[^?]*?\b(positive|negative)\s+(?:\w+\s+)?"
 STATEMENT_HEAD = 8  # lines at the head of a page where a statement's title stands
 STATEMENT_PAGES = 15  # pages of each document searched for a statement's title
 # Each primary statement: the words its page is searched by (its title and its lines), and its title as 10-Ks and 10-Qs
@@ -71,6 +85,10 @@ ITEM_STATEMENT = {
     "accounts_payable": "balance",
     "current_assets": "balance",
     "current_liabilities": "balance",
+    "receivables": "balance",
+    "equity": "balance",
+    "operating_cash_flow": "cash",
+    "interest_expense": "income",
 }
 
 
@@ -79,7 +97,9 @@ class Computation:
     or an operand is not found) and ``nodes``, a passage of each operand's page that the
     sources lack."""
 
-    def __init__(self, question: str, nodes: Sequence[NodeWithScore], bm25: BM25, files: Path) -> None:
+    def __init__(
+        self, question: str, nodes: Sequence[NodeWithScore], bm25: BM25, files: Path, also: Sequence[str] = ()
+    ) -> None:
         self.question = question
         self.result: Result | None = None
         self.nodes: list[NodeWithScore] = []
@@ -87,12 +107,16 @@ class Computation:
         self._rows: dict[tuple[str, int], list[StatementRow]] = {}
         self._titles: dict[tuple[str, int], str] = {}
         self._statement_pages: dict[str, list[tuple[str, int]]] = {}
-        if formula_of(question) is None:
-            return
-        self._docs = [d for d in dict.fromkeys(doc_of(n.node) for n in nodes) if d.lower().endswith(".pdf")]
+        self._used: list[tuple[str, int, str]] = []
+        self._cited: int | None = None  # the source number the computation is read as
+        # the documents found, then the other filings of the company the question names (``also``):
+        # a statement of FY2022 stands in the 2022 filing though the search found the 2021 one
+        found = [*dict.fromkeys(doc_of(n.node) for n in nodes), *also]
+        self._docs = [d for d in dict.fromkeys(found) if d.lower().endswith(".pdf")]
         if not self._docs:
             return
-        self._used: list[tuple[str, int, str]] = []
+        if formula_of(question) is None:
+            return
         self._scale = 0.0  # the units the statements found so far state
         try:
             self.result = compute(question, self._lookup)
@@ -174,8 +198,48 @@ class Computation:
                 line = f"{self.result.describe(self.question)} ({COMPUTED_NOTE})"
                 if figures is not None:
                     figures.trust(i + 1, self.result.describe(self.question))
+                self._cited = i + 1
                 return [Evidence(i + 1, doc_of(hit.node), meta.get("page"), None, [line])]
         return []
+
+    @property
+    def pages(self) -> set[tuple[str, int]]:
+        """The pages the result's figures stand on."""
+        return {(doc, page) for doc, page, _ in self._used} if self.result is not None else set()
+
+    def _asked(self) -> tuple[str, re.Match[str] | None] | None:
+        """("sign", its match) or ("value", None) when the result alone answers the question."""
+        if self.result is None:
+            return None
+        asked = self.question.split("?")[0]
+        name = r"\s+".join(map(re.escape, self.result.name.split(",")[0].lower().split()))
+        sign = re.search(_SIGN + name, asked, re.I)
+        if sign and self.result.value:
+            return "sign", sign
+        if _VALUE.search(asked) and not _NOT_VALUE.search(asked):
+            return "value", None
+        return None
+
+    @property
+    def answers(self) -> bool:
+        """True when the app's arithmetic is the whole answer: the question asks the measure's
+        value or its sign, and every operand was found."""
+        return self._asked() is not None
+
+    def alone(self) -> str | None:
+        """The answer the app gives without the model when the result answers the question (a
+        1.5B model states its own arithmetic beside the right figure): the computation, cited
+        as the source it was read as, after "Yes"/"No" when the sign was asked."""
+        asked = self._asked()
+        if asked is None or self.result is None or self._cited is None:
+            return None
+        text = f"{COMPUTED_LEAD} {self.result.describe(self.question)} [{self._cited}]"
+        if asked[0] == "sign" and asked[1] is not None:
+            positive = self.result.value > 0
+            yes = positive == (asked[1].group(1).lower() == "positive")
+            measure = self.result.name.split(",")[0].lower()
+            return f"{'Yes' if yes else 'No'}: {measure} is {'positive' if positive else 'negative'}.\n\n{text}"
+        return text
 
     def completed(self, answer: str, question: str) -> str:
         """``answer``, with the computation after it when it does not state the result."""
@@ -193,12 +257,29 @@ def _in_document(doc: str) -> Callable[[tuple[str, int]], bool]:
 
 
 def computed_for(
-    components: ChatComponents, question: str, condensed: str, found: Retrieved, names: list[str] | None
+    components: ChatComponents,
+    question: str,
+    condensed: str,
+    found: Retrieved,
+    names: list[str] | None,
+    preview: dict[str, Any] | None = None,
 ) -> tuple[Computation | None, Retrieved]:
     """The turn's computation (of the question as typed, else as rewritten, when either defines
-    a measure) and the search's passages with a passage of each operand's page added."""
+    a measure) and the search's passages with a passage of each operand's page added; when the
+    computation is the whole answer, the operands' pages lead the sources (and ``preview``'s
+    source number follows its passage)."""
     if not found.nodes or not components.settings.check_figures:
         return None, found
     asked = question if formula_of(question) else condensed
-    computation = Computation(asked, found.nodes, components.keywords.get(names), components.settings.paths.files)
-    return computation, replace(found, nodes=[*found.nodes, *computation.nodes])
+    bm25, also = components.keywords.get(names), found.stats.get("entity_docs") or ()
+    computation = Computation(asked, found.nodes, bm25, components.settings.paths.files, also)
+    nodes = [*found.nodes, *computation.nodes]
+    if computation.answers:  # the app answers from the operands' pages
+        # what the answer is read from leads the sources; the preview's source number follows its passage
+        first = [n for n in nodes if (doc_of(n.node), (n.node.metadata or {}).get("page")) in computation.pages]
+        ids = {n.node.node_id for n in first}
+        was = found.nodes[int(preview["source"]) - 1].node.node_id if preview and preview.get("source") else None
+        nodes = first + [n for n in nodes if n.node.node_id not in ids]
+        if preview is not None and was is not None:
+            preview["source"] = next(i + 1 for i, n in enumerate(nodes) if n.node.node_id == was)
+    return computation, replace(found, nodes=nodes)

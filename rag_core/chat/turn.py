@@ -38,7 +38,7 @@ from llama_index.core.llms import LLM
 from rag_core.chat import read_ahead
 from rag_core.chat.checking import TurnFigures, chunks_in
 from rag_core.chat.components import ChatComponents
-from rag_core.chat.computed import Computation, computed_for
+from rag_core.chat.computed import COMPUTED_BY, Computation, computed_for
 from rag_core.chat.engine import DocentChatEngine, Retrieved, first_query, standing
 from rag_core.chat.evidence import preview_of
 from rag_core.chat.messages import (
@@ -202,8 +202,9 @@ class Turn:
             self.condensed_question = engine.condense(self.question, self._kept)
             self.served_by["condense"] = engine.condensed_by
             found = self._unrelated_dropped(engine.retrieve(self.condensed_question, conversation=self._conversation))
+        first = None if self._needs_rewrite else self.preview  # a preview of this search's sources
         self._computed, found = computed_for(
-            self.components, self.question, self.condensed_question, found, self._names
+            self.components, self.question, self.condensed_question, found, self._names, first
         )
         sources = self._sources(found)
         language = self.components.language_notices(self.question, sources)
@@ -222,12 +223,16 @@ class Turn:
             evidence = self._computed.evidence(found.nodes, self._figures) + evidence
         how = "typed" if evidence and engine.quotes else self.served_by["condense"]  # quoting: the words typed
         asked, kept = standing(self.question, self.condensed_question, how, self._kept)
-        messages = engine.messages(kept, evidence, asked, self._summary) if evidence else None
-        if messages is not None:
+        alone = self._computed.alone() if self._computed is not None else None  # the app's arithmetic answers
+        self._figures = None if alone else self._figures  # checked by no one: its own figures, each page named
+        messages = engine.messages(kept, evidence, asked, self._summary) if evidence and not alone else None
+        if alone:
+            self.served_by["llm"] = COMPUTED_BY
+        elif messages is not None:
             engine.llm  # noqa: B018 - load the model now, timed, before the first word
             self.timings["prompt_tokens"] = sum(count_tokens(m.content or "") for m in messages)
         self._engine_timings()
-        self._chunks = engine.stream_answer(messages, refusal(found.stats, bool(found.nodes)))
+        self._chunks = engine.stream_answer(messages, alone or refusal(found.stats, bool(found.nodes)))
         self.sources, self.notices = sources, said
 
     # ------------------------------------------------------------------ 4. the words

@@ -67,6 +67,7 @@ class Scope:
         out: dict[str, Any] = {}
         if self.routes:
             out["entities"] = [label for label, _ in self.routes]
+            out["entity_docs"] = sorted({doc for _, docs in self.routes for doc in docs})  # each route's documents
         if self.inherited:
             out["entity_from"] = self.inherited
         if self.refused:

@@ -16,89 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-# A line item as questions name it (pattern) and as statements label it (labels, preferred first).
-ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "revenue": (
-        r"(?:total\s+)?(?:net\s+)?(?:revenues?|sales)",
-        (
-            "Total net revenues",
-            "Total revenues",
-            "Net revenues",
-            "Net revenue",
-            "Total net sales",
-            "Net sales",
-            "Total revenue",
-            "Revenues",
-            "Revenue",
-            "Operating revenues",
-            "Net operating revenues",
-            "Total operating revenues",
-        ),
-    ),
-    "cogs": (
-        r"cogs|cost\s+of\s+(?:goods\s+sold|sales|revenues?|products\s+sold)",
-        (
-            "Cost of sales",
-            "Cost of goods sold",
-            "Cost of revenue",
-            "Cost of revenues",
-            "Total cost of revenues",
-            "Cost of products sold",
-        ),
-    ),
-    "ppe": (
-        r"(?:net\s+)?(?:pp&?n?e|property,?\s+plant,?\s+and\s+equipment|fixed\s+assets|property\s+and\s+equipment)",
-        (
-            "Property, plant and equipment, net",
-            "Property, plant and equipment — net",
-            "Property, plant and equipment - net",
-            "Net property, plant and equipment",
-            "Property and equipment, net",
-            "Property, plant and equipment",
-            "Property and equipment",
-        ),
-    ),
-    "total_assets": (r"total\s+assets", ("Total assets",)),
-    "net_income": (
-        r"net\s+(?:income|earnings)",
-        ("Net income", "Consolidated net income", "Net earnings", "Net income attributable to common shareholders"),
-    ),
-    "inventory": (
-        r"inventor(?:y|ies)",
-        ("Inventories", "Inventories, net", "Total inventories", "Inventory", "Merchandise inventories"),
-    ),
-    "accounts_payable": (r"accounts\s+payable", ("Accounts payable",)),
-    "current_assets": (r"(?:total\s+)?current\s+assets", ("Total current assets",)),
-    "current_liabilities": (r"(?:total\s+)?current\s+liabilities", ("Total current liabilities",)),
-    "operating_income": (
-        r"(?:unadjusted\s+)?operating\s+(?:income|profit)|income\s+from\s+operations",
-        ("Operating income", "Income from operations", "Operating profit", "Operating income (loss)"),
-    ),
-    "da": (
-        r"depreciation\s+and\s+amortization|d&a",
-        (
-            "Depreciation and amortization",
-            "Depreciation, depletion and amortization",
-            "Depreciation and amortization expense",
-        ),
-    ),
-    "capex": (
-        r"capex|capital\s+expenditures?|purchases\s+of\s+property",
-        (
-            "Purchases of property, plant and equipment",
-            "Capital expenditures",
-            "Purchases of property and equipment",
-            "Payments for property and equipment",
-            "Capital expenditures, net",
-        ),
-    ),
-    "dividends": (
-        r"(?:cash\s+)?dividends(?:\s+paid)?",
-        ("Dividends paid", "Cash dividends paid", "Dividends paid on common stock", "Dividends"),
-    ),
-}
-# Items whose figure a statement writes as an outflow in parentheses: the amount is its size.
-OUTFLOWS = frozenset({"capex", "dividends"})
+from rag_core.figures.items import ITEMS, OUTFLOWS
 
 # Measures a question may name without defining (textbook definitions): name pattern → formula
 # over items ("{item}" a year's figure; "avg" / "chg" the average / change over the year before).
@@ -109,11 +27,32 @@ MEASURES: list[tuple[str, str, str]] = [
     (r"return\s+on\s+assets|\broa\b", "net_income / avg(total_assets)", "ratio"),
     (r"days\s+payable\s+outstanding|\bdpo\b", "365 * avg(accounts_payable) / (cogs + chg(inventory))", "ratio"),
     (r"(?:net\s+)?working\s+capital", "current_assets - current_liabilities", "amount"),
+    (r"\bebitda\s+%?\s*margin", "(operating_income + da) / revenue * 100", "percent"),
     (r"\bebitda\b", "operating_income + da", "amount"),
+    (
+        r"cash\s+conversion\s+cycle|\bccc\b",
+        "365 * avg(inventory) / cogs + 365 * avg(receivables) / revenue - 365 * avg(accounts_payable) / cogs",
+        "ratio",
+    ),
     (r"capex\s+as\s+a\s+%\s+of\s+revenue|capex\s+to\s+revenue", "capex / revenue * 100", "percent"),
     (r"operating\s+(?:income\s+)?%?\s*margin", "operating_income / revenue * 100", "percent"),
     (r"(?:d&a|depreciation\s+and\s+amortization)\b.{0,40}%\s*margin", "da / revenue * 100", "percent"),
+    (r"\bquick\s+ratio|acid[\s-]test", "(current_assets - inventory) / current_liabilities", "ratio"),
+    (r"\bcurrent\s+ratio", "current_assets / current_liabilities", "ratio"),
+    (r"gross\s+(?:profit\s+)?margin", "(revenue - cogs) / revenue * 100", "percent"),
+    (r"net\s+(?:profit\s+|income\s+)?margin", "net_income / revenue * 100", "percent"),
+    (r"days\s+sales\s+outstanding|\bdso\b", "365 * avg(receivables) / revenue", "ratio"),
+    (r"days\s+(?:of\s+)?inventory\s+outstanding|\bdio\b", "365 * avg(inventory) / cogs", "ratio"),
+    (r"interest\s+coverage", "operating_income / interest_expense", "ratio"),
+    (r"return\s+on\s+(?:(?:share|stock)holders'?\s+)?equity|\broe\b", "net_income / avg(equity)", "ratio"),
+    (r"free\s+cash\s+flows?|\bfcf\b", "operating_cash_flow - capex", "amount"),
+    (r"\bcogs\s+%\s*margin|cost\s+of\s+(?:goods\s+sold|sales)\s+%\s*margin", "cogs / revenue * 100", "percent"),
     (r"capital\s+expenditures?\s+amount|\bcapex\b|capital\s+expenditures?", "capex", "amount"),
+    (
+        r"(?:net\s+)?cash\s+(?:flows?\s+)?from\s+operati(?:ng\s+activities|ons)|operating\s+cash\s+flows?",
+        "operating_cash_flow",
+        "amount",
+    ),
     (r"(?:net\s+)?pp&?n?e\b|net\s+property,?\s+plant", "ppe", "amount"),
     (r"cash\s+dividends|dividends\s+paid", "dividends", "amount"),
 ]

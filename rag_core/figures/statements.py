@@ -123,6 +123,11 @@ def find_row(rows: list[StatementRow], labels: tuple[str, ...], year: int) -> St
                 and len(normal(row.label)) < 2 * len(want)
             ):
                 return row
+    for want in wanted:  # a label with its allowance or depreciation after it ("…, net of allowances of $132")
+        for row in rows:
+            rest = normal(row.label)[len(want) :] if normal(row.label).startswith(want + " ") else ""
+            if year in row.years and re.match(r" (?:net of|less) ", rest):
+                return row
     return None
 
 

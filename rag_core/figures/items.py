@@ -1,0 +1,113 @@
+"""The line items a computed measure reads (``formulas``): each as questions name it (a
+pattern) and as statements label it (labels, preferred first), and which of them statements
+write as outflows. Each label was read in the statements of two filings or more of different
+companies (FinanceBench's tune half: 3M, Activision Blizzard, AMD, American Water Works,
+Coca-Cola, Corning; the SEC 10-Qs of Apple, Amazon, Intel, Microsoft, NVIDIA)."""
+
+from __future__ import annotations
+
+# A line item as questions name it (pattern) and as statements label it (labels, preferred first).
+ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "revenue": (
+        r"(?:total\s+)?(?:net\s+)?(?:revenues?|sales)",
+        (
+            "Total net revenues",
+            "Total revenues",
+            "Net revenues",
+            "Net revenue",
+            "Total net sales",
+            "Net sales",
+            "Total revenue",
+            "Revenues",
+            "Revenue",
+            "Operating revenues",
+            "Net operating revenues",
+            "Total operating revenues",
+        ),
+    ),
+    "cogs": (
+        r"cogs|cost\s+of\s+(?:goods\s+sold|sales|revenues?|products\s+sold)",
+        (
+            "Cost of sales",
+            "Cost of goods sold",
+            "Cost of revenue",
+            "Cost of revenues",
+            "Total cost of revenues",
+            "Cost of products sold",
+            "Total cost of sales",  # Apple's 10-Q; Microsoft's: "Total cost of revenue"
+            "Total cost of revenue",
+        ),
+    ),
+    "ppe": (
+        r"(?:net\s+)?(?:pp&?n?e|property,?\s+plant,?\s+and\s+equipment|fixed\s+assets|property\s+and\s+equipment)",
+        (
+            "Property, plant and equipment, net",
+            "Property, plant and equipment — net",
+            "Property, plant and equipment - net",
+            "Net property, plant and equipment",
+            "Property and equipment, net",
+            "Property, plant and equipment",
+            "Property and equipment",
+        ),
+    ),
+    "total_assets": (r"total\s+assets", ("Total assets",)),
+    "net_income": (
+        r"net\s+(?:income|earnings)",
+        ("Net income", "Consolidated net income", "Net earnings", "Net income attributable to common shareholders"),
+    ),
+    "inventory": (
+        r"inventor(?:y|ies)",
+        ("Inventories", "Inventories, net", "Total inventories", "Inventory", "Merchandise inventories"),
+    ),
+    "accounts_payable": (r"accounts\s+payable", ("Accounts payable",)),
+    "current_assets": (r"(?:total\s+)?current\s+assets", ("Total current assets",)),
+    "current_liabilities": (r"(?:total\s+)?current\s+liabilities", ("Total current liabilities",)),
+    "operating_income": (
+        r"(?:unadjusted\s+)?operating\s+(?:income|profit)|income\s+from\s+operations",
+        ("Operating income", "Income from operations", "Operating profit", "Operating income (loss)"),
+    ),
+    "da": (
+        r"depreciation\s+and\s+amortization|d&a",
+        (
+            "Depreciation and amortization",
+            "Depreciation, depletion and amortization",
+            "Depreciation and amortization expense",
+        ),
+    ),
+    "capex": (
+        r"capex|capital\s+expenditures?|purchases\s+of\s+property",
+        (
+            "Purchases of property, plant and equipment",
+            "Capital expenditures",
+            "Purchases of property and equipment",
+            "Payments for property and equipment",
+            "Capital expenditures, net",
+        ),
+    ),
+    "dividends": (
+        r"(?:cash\s+)?dividends(?:\s+paid)?",
+        ("Dividends paid", "Cash dividends paid", "Dividends paid on common stock", "Dividends"),
+    ),
+    # The labels below were each read in the statements of two filings or more of different
+    # companies (3M, Activision Blizzard, AMD, American Water Works, Coca-Cola, Corning).
+    "receivables": (
+        r"(?:net\s+)?(?:accounts|trade(?:\s+accounts)?)\s+receivables?|receivables",
+        ("Accounts receivable, net", "Accounts receivable — net", "Trade accounts receivable", "Accounts receivable"),
+    ),
+    "operating_cash_flow": (
+        r"(?:net\s+)?cash\s+(?:flows?\s+)?(?:provided\s+by\s+|from\s+)?operati(?:ng\s+activities|ons)|operating\s+cash\s+flows?",
+        (
+            "Net cash provided by operating activities",
+            "Net cash provided by (used in) operating activities",
+            "Net cash used in operating activities",
+            "Net cash from operating activities",
+        ),
+    ),
+    "interest_expense": (r"interest\s+expenses?", ("Interest expense", "Interest expense, net")),
+    "equity": (
+        r"(?:total\s+)?(?:(?:share|stock)holders'?\s+)?equity",
+        ("Total equity", "Total shareholders' equity", "Total stockholders' equity", "Total shareholders’ equity"),
+    ),
+}
+# Items whose figure a statement writes as an outflow in parentheses: the amount is its size.
+OUTFLOWS = frozenset({"capex", "dividends", "interest_expense"})  # American Water Works: "Interest expense (433)"
