@@ -44,6 +44,17 @@ def is_period_token(term: str) -> bool:
     return bool(PERIOD_TOKEN.fullmatch(term))
 
 
+# Analysts' abbreviations of the measures and line items a question asks ("FY2020 COGS", "net
+# PPNE", "the ROA", "unadjusted EBITDA": FinanceBench's questions on Corning, 3M, Coca-Cola and
+# American Water Works): words of a measure, no company's name.
+MEASURE_WORDS = frozenset("cogs cog dpo dso dio ccc roa roe roic ebit ebitda capex fcf eps ppe ppne sga".split())
+
+
+def is_name_word(term: str) -> bool:
+    """Whether a capitalised search term may be (part of) a name: not a period, not a measure."""
+    return not PERIOD_TOKEN.fullmatch(term) and term not in MEASURE_WORDS
+
+
 def stem(word: str) -> str:
     """Plural/third-person 's' only: 'delivers' matches 'deliver', 'pumps' matches 'pump'."""
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and not word[0].isdigit():

@@ -7,11 +7,21 @@ of 3M's and Coca-Cola's 10-Ks, Corning's and 3M's trading-symbol tables, America
 
 from __future__ import annotations
 
+import pytest
+
 from rag_core.entities import Entities, decide, question_names, read_profile
 from rag_core.figures.periods import agree, period_of
 from rag_core.text import is_period_token
 
 NBSP = "\u00a0"
+
+
+@pytest.fixture
+def filing_words(ctx, tmp_path):
+    """The keyword index of a short filing-like text: what ``names_in`` reads names against."""
+    (tmp_path / "corning.txt").write_text("Corning Incorporated. Cost of sales 7,772. Accounts payable 1,174.")
+    ctx.ingestion.ingest_paths([tmp_path / "corning.txt"])
+    return ctx.chat.components.keywords.get(None)
 
 
 def _pages(pages: list[str]) -> list[tuple[int, str]]:
@@ -24,6 +34,21 @@ def test_a_period_as_analysts_write_it_is_no_name():
         assert all(not any(is_period_token(t) for t in n.terms) for n in question_names(q))
     assert [n.text for n in question_names("What is the FY2018 capital expenditure amount for 3M?")] == ["3M"]
     assert is_period_token("fy2023") and is_period_token("2q23") and not is_period_token("amex")
+
+
+def test_an_analyst_s_abbreviation_of_a_measure_is_no_name(filing_words):
+    # "The documents found don't mention FY2020 COGS": Corning's filing writes "Cost of sales"
+    questions = (
+        "What is FY2020 DPO for Corning? DPO is defined as: 365 * (average accounts payable) / (FY2020 COGS).",
+        "What is the year end FY2018 net PPNE for 3M?",
+        "What is the FY2017 ROA for Coca Cola?",
+        "What is American Water Works's FY2021 unadjusted EBITDA?",
+    )
+    measures = {"cogs", "cog", "dpo", "ppne", "roa", "ebitda"}
+    for q in questions:
+        assert question_names(q) and not {t for n in question_names(q) for t in n.terms} & measures, q
+        assert not {t for _, terms in filing_words.names_in(q) for t in terms} & measures
+    assert [terms for _, terms in filing_words.names_in(questions[0])] == [["corning"]]  # the company stays a name
 
 
 def test_a_name_with_an_ampersand_or_a_leading_number_is_one_name():

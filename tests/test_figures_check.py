@@ -784,3 +784,29 @@ def test_a_figure_in_prose_is_the_figure_of_the_names_its_sentence_names():
     assert status("Leicester City paid £300,000 for him [1].") == [("£300,000", "found")]
     assert status("Roberts cost £300,000 [1].") == [("£300,000", "found")]  # the document's own name: no other
     assert status("AWS revenue was $22.1 billion [1].") == [("$22.1 billion", "found")]
+
+
+def test_a_heading_run_into_its_sentence_is_no_one_s_name():
+    """A section heading the PDF runs into the sentence ("Index Gross Margin In the year …",
+    Corning's 10-K; "Depreciation and Amortization In 2022, …", American Water Works') is the
+    sentence's subject written again, not a name the figure belongs to: the right figure stays
+    found, and a figure another's name owns is still marked."""
+    text = (
+        "Index Gross Margin In the year ended December 31, 2020, gross margin decreased by $504 million, or 12%, "
+        "when compared to 2019. Depreciation and Amortization In 2022, as compared to 2021, depreciation and "
+        "amortization increased $32 million. In 2022, Hoya Corporation sold glass for $90 million."
+    )
+    sources = [Passage(1, text, "CORNING_2020_10K.pdf", 43, "Corning Incorporated")]
+
+    def status(answer: str) -> list[tuple[str, str]]:
+        return [(f.text, f.status) for f in check_answer(answer, "What drove the margin?", sources).figures]
+
+    segments = "due to lower volumes in Display Technologies and Optical Communications"
+    assert status(f"The gross margin decreased by $504 million, or 12%, {segments} [1].") == [
+        ("$504 million", "found"),
+        ("12%", "found"),
+    ]
+    assert status("Depreciation and amortization at Regulated Businesses increased $32 million [1].") == [
+        ("$32 million", "found")
+    ]
+    assert status("Display Technologies sold glass for $90 million [1].") == [("$90 million", "mismatch")]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rag_core.text import is_period_token, tokenize
+from rag_core.text import is_name_word, tokenize
 
 # The legal form of a company's name and a web suffix: not what a question calls it by.
 LEGAL_FORMS = frozenset(
@@ -106,7 +106,7 @@ def question_names(text: str) -> list[Name]:
                 cue, words = first.lower(), words[1:]
         for part in _cut_after_possessives(words):
             raw = " ".join(part)
-            terms = tuple(t for t in terms_of(raw) if t not in NOT_NAMES and not is_period_token(t))
+            terms = tuple(t for t in terms_of(raw) if t not in NOT_NAMES and is_name_word(t))
             if not terms or terms in seen:
                 continue
             seen.add(terms)

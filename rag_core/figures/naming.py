@@ -200,12 +200,22 @@ def names_another_one(claim: Claim, occ: Occurrence) -> bool:
     mine = proper_names(claim.clause.replace(claim.number.text, " "), leave)
     if not mine:
         return False
-    theirs = proper_names(occ.said, leave)
+    theirs = [name for name in proper_names(occ.said, leave) if not _run_in_heading(name, occ.said)]
     spoken = named.said(occ.said) | {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", occ.said)}
     if not theirs or any(entity_keys(name) & spoken or _initials(name) in spoken for name in mine):
         return False  # a word of the name ("OnLocation" of "Adobe OnLocation"), or its initials ("AWS")
     said_by_claim = named.said(claim.clause)
     return any(not named.names(said_by_claim, name) for name in theirs)
+
+
+def _run_in_heading(name: str, said: str) -> bool:
+    """Whether ``name`` is a heading run into the sentence, not someone's name: the sentence
+    writes its last words again in lower case ("Index Gross Margin In the year ended December
+    31, 2020, gross margin decreased …": Corning's 10-K; "Depreciation and Amortization In 2022,
+    … depreciation and amortization increased $32 million": American Water Works'; Coca-Cola's
+    "Nonmarketable Securities In 2017, … nonmarketable securities totaled")."""
+    words = [w for w in re.findall(r"[A-Za-z]+", name) if len(w) > 3][-2:]
+    return bool(words) and all(re.search(rf"\b{re.escape(w.lower())}\b", said) for w in words)
 
 
 def _initials(name: str) -> str:

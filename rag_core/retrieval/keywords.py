@@ -32,7 +32,7 @@ from typing import Any
 from rag_core.index import VectorIndex
 from rag_core.retrieval.keyword_maps import DocTerms, Nodes, NodesById, PageKeys, PageNodes
 from rag_core.storage.keyword_index import KeywordIndex, Row, doc_of, stem_of
-from rag_core.text import is_period_token, period_aliases, query_terms, tokenize
+from rag_core.text import is_name_word, period_aliases, query_terms, tokenize
 
 __all__ = ["BM25", "CANDIDATES", "KeywordCache", "doc_of", "search_text"]
 
@@ -142,7 +142,7 @@ class BM25:
             terms = [
                 t
                 for t in tokenize(match.group(0))
-                if not t.isdigit() and len(t) > 1 and t not in _NOT_NAMES and not is_period_token(t)
+                if not t.isdigit() and len(t) > 1 and t not in _NOT_NAMES and is_name_word(t)
             ]
             if terms:
                 out.append((match.group(0).removesuffix("'s").removesuffix("’s"), terms))
