@@ -207,3 +207,18 @@ def test_a_web_pages_figure_given_for_another_company_or_year_is_marked(make_set
     answered = ctx.chat.ask(zorblax, session_id=sid)
     assert (answered.figures_checked, answered.figures_unsupported) == (1, 1)
     assert components.strangers(zorblax, {"unmentioned_names": ["Zorblax"]}) == ["Zorblax"]
+
+
+def test_a_figure_the_answer_gives_for_another_period_is_not_marked_by_the_asked_period_s_cell(acme):
+    """ "changed from 20.5% in FY2021 to 22.9% in FY2022": the table's cell for the period asked
+    marks the answer's figure of that period, not the one the answer says is another's."""
+    ctx, llm, sid = acme
+    llm.script(
+        answers=[
+            "Acme's net income was $65 million for the three months ended July 31, 2022 and "
+            "$700 million for the three months ended July 30, 2023 [1]."
+        ]
+    )
+    answered = ctx.chat.ask(QUARTER, session_id=sid)
+    assert "$65 million for" in answered.answer  # the other period's figure, as the table has it: unmarked
+    assert "$700 million ⚠" in answered.answer and answered.figures_unsupported == 1

@@ -20,6 +20,7 @@ from rag_core.figures.claims import read_claims
 from rag_core.figures.labels import agreement
 from rag_core.figures.marks import mark_answer, quoted, summary
 from rag_core.figures.numbers import Number, figures
+from rag_core.figures.periods import agree
 from rag_core.figures.sources import Passage
 
 SURE = 0.6  # a cell less sure than this (a rival row or column nearly as good) is not used
@@ -100,6 +101,8 @@ def verify_answer(
                     continue
                 if agreement(claim.terms, cell.row.item) != "agree":
                     continue
+                if not claim.relative and cell.column is not None and agree(claim.period, cell.column.period) is False:
+                    continue  # the figure of another period the answer names ("to 22.9% in FY2022" beside 2021's)
                 if (
                     claim.entities
                     and cell.page.entity_words()
