@@ -11,9 +11,10 @@ income statement. The company here is made up, so no rule can be keyed to one.""
 from __future__ import annotations
 
 import pytest
+from llama_index.core.schema import NodeWithScore, TextNode
 
 from rag_core import build_context
-from rag_core.chat.computed import COMPUTED_BY
+from rag_core.chat.computed import COMPUTED_BY, Computation
 from rag_core.figures.formulas import Figure, compute, formula_of, show
 from rag_core.figures.statements import find_row, header_years, statement_rows, value_in
 from rag_core.loaders.layout import page_rows
@@ -168,6 +169,13 @@ def test_the_chat_answers_a_measure_the_question_defines_with_its_arithmetic(fil
     assert turn.served_by["llm"] == COMPUTED_BY
 
 
+def test_an_amount_that_is_one_operand_of_the_ratio_asked_is_no_answer_alone(filing, llm):
+    llm.script(answers=["The ratio is 1.2 [1]."])
+    asked = len(llm.chats)
+    turn = filing.chat.ask("What is the ratio of FY2019 working capital to total assets for Larkspur?")
+    assert len(llm.chats) == asked + 1 and turn.served_by["llm"] != COMPUTED_BY  # the model answers
+
+
 def test_asked_why_a_measure_moved_the_model_answers_after_reading_the_arithmetic(filing, llm):
     question = "What drove the FY2019 fixed asset turnover ratio for Larkspur?"
     llm.script(answers=["Sales fell, the ratio is 23.10 [1]."])
@@ -182,11 +190,7 @@ def test_asked_why_a_measure_moved_the_model_answers_after_reading_the_arithmeti
     assert "table on p." not in again.answer  # its operands' cells are not what the question asks
 
 
-def test_the_statement_is_read_in_the_company_s_filing_the_search_did_not_find(filing, tmp_path):
-    from llama_index.core.schema import NodeWithScore, TextNode
-
-    from rag_core.chat.computed import Computation
-
+def test_the_statement_is_read_in_the_company_s_filing_the_search_did_not_find(filing):
     question = "What is the FY2019 current ratio for Larkspur?"
     bm25 = filing.chat.components.keywords.get(None)
     files = filing.settings.paths.files

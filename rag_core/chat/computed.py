@@ -43,6 +43,8 @@ _NOT_VALUE = re.compile(
     r"|grow\w*|increas\w*|decreas\w*|declin\w*|differen\w*|segments?|percentage\s+of|share\s+of)\b",
     re.I,
 )
+# A ratio or share asked of amounts: an amount the question names is only one of its operands.
+_A_RATIO = re.compile(r"\bratio\b|%|\bpercent\w*|\bper\b|\bmargin\b|\bproportion\b", re.I)
 # Asked whether the measure is positive or negative (Corning's and American Water Works' FY2022
 # working capital): the sign of the result answers Yes or No.
 _SIGN = r"^\W*(?:does|do|did|is|was|has|have|had)\b[^?]*?\b(positive|negative)\s+(?:\w+\s+)?"
@@ -217,6 +219,8 @@ class Computation:
         if sign and self.result.value:
             return "sign", sign
         if _VALUE.search(asked) and not _NOT_VALUE.search(asked):
+            if self.result.kind == "amount" and _A_RATIO.search(asked):
+                return None  # "the ratio of capex to operating cash flow": one amount is not what it asks
             return "value", None
         return None
 
