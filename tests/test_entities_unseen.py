@@ -93,6 +93,19 @@ def test_a_ticker_under_a_header_with_a_no_break_space_is_read():
     assert profile.subjects[0].tickers == ["glw"]
 
 
+def test_a_cover_set_with_no_break_spaces_names_its_registrant():
+    # CVS Health's 2018 10-K sets every word of its cover apart with a no-break space; a registrant
+    # not read leaves the filing about nothing, and every company's question searched it too
+    cover = NBSP.join(
+        "FORM 10-K\nCommission file number 001-01011\nCVS HEALTH CORPORATION\n"
+        "(Exact name of registrant as specified in its charter)\nDelaware".split(" ")
+    )
+    pages = [NBSP.join(page.split(" ")) for page in _filing(cover, "CVS Health Corporation")]  # its pages too
+    profile = read_profile("CVSHEALTH_2018_10K.pdf", _pages(pages))
+    assert [s.name for s in profile.subjects] == ["CVS Health Corporation"]
+    assert profile.subjects[0].aliases[0] == ["cvs", "health"]
+
+
 class _Keywords:
     def __init__(self, doc_terms: dict[str, set[str]]) -> None:
         self.doc_terms = doc_terms

@@ -271,3 +271,59 @@ def test_textbook_measures_are_computed_from_real_statements(shared_data, filing
     statements = {kind: [(path, pages[kind])] if kind in pages else [] for kind in ("income", "balance", "cash")}
     result = compute(question, _statement_lookup(statements))
     assert result is not None and show(result.value, result.kind, question) == shown
+
+
+@pytest.mark.parametrize(
+    ("filing", "page", "kind", "is_statement"),
+    [
+        ("3M_2018_10K.pdf", 60, "cash", True),  # "Consolidated Statement of Cash Flows"
+        (
+            "3M_2018_10K.pdf",
+            46,
+            "cash",
+            False,
+        ),  # MD&A: "Individual amounts in the Consolidated Statement of Cash Flows …"
+        ("3M_2018_10K.pdf", 81, "balance", False),  # "NOTE 7. Supplemental Balance Sheet Information"
+        ("COCACOLA_2017_10K.pdf", 74, "income", True),  # "CONSOLIDATED STATEMENTS OF INCOME"
+        ("COCACOLA_2017_10K.pdf", 94, "income", False),  # "… our consolidated statement of income during the year …"
+        ("AMERICANEXPRESS_2022_10K.pdf", 96, "income", True),
+        ("AMERICANEXPRESS_2022_10K.pdf", 156, "income", False),  # "PARENT COMPANY - CONDENSED STATEMENTS OF INCOME …"
+        ("CORNING_2020_10K.pdf", 72, "balance", True),  # "Consolidated Balance Sheets Corning Incorporated and …"
+    ],
+)
+def test_a_statement_is_the_page_its_title_heads_not_one_that_names_it(shared_data, filing, page, kind, is_statement):
+    from rag_core.chat.computed import STATEMENT_HEAD, STATEMENTS, titled
+
+    path = shared_data / "eval" / "financebench" / "pdfs" / filing
+    head = "\n".join((page_rows(path, page) or "").splitlines()[:STATEMENT_HEAD])
+    assert STATEMENTS[kind][1].search(head)  # each names the statement in its head
+    assert titled(head, STATEMENTS[kind][1]) is is_statement
+
+
+def test_a_year_s_operands_are_read_in_the_filing_of_that_year(filing, tmp_path):
+    # The later 10-K repeats the year before it, restated (American Water Works' and Corning's 10-Ks
+    # each repeat the years before theirs): FY2018 is read in the FY2018 filing.
+    earlier = (
+        [
+            "Larkspur Holdings, Inc.",
+            "Consolidated Balance Sheets (in millions)",
+            "At December 31, 2018 At December 31, 2017",
+            "Total current assets",
+            "Total current liabilities",
+        ],
+        [["", "", "", "5,400", "2,300"], ["", "", "", "5,100", "2,250"]],
+    )
+    make_columns_pdf([earlier], tmp_path / "larkspur-2018-10k.pdf")
+    filing.ingestion.ingest_paths([tmp_path / "larkspur-2018-10k.pdf"])
+    question = "What is the FY2018 current ratio for Larkspur?"
+    bm25 = filing.chat.components.keywords.get(None)
+    found = [NodeWithScore(node=TextNode(text="Larkspur", metadata={"file_name": "larkspur-10k.pdf"}), score=1)]
+    both = Computation(question, found, bm25, filing.settings.paths.files, also=["larkspur-2018-10k.pdf"])
+    assert both.result is not None and both.result.describe(question).startswith("Current ratio: 2.35 = 5,400 / 2,300")
+    alone = Computation(question, found, bm25, filing.settings.paths.files)  # the later filing only: its figure
+    assert alone.result is not None and alone.result.describe(question).startswith(
+        "Current ratio: 2.39 = 5,500 / 2,300"
+    )
+    other = [NodeWithScore(node=TextNode(text="x", metadata={"file_name": "larkspur-2018-10k.pdf"}), score=1)]
+    named = Computation(question, other, bm25, filing.settings.paths.files, also=["larkspur-10k.pdf"])
+    assert named.result is not None and "5,500 / 2,300" in named.result.describe(question)  # found, not the company's

@@ -114,3 +114,13 @@ def test_a_very_long_text_is_split_into_parts_the_sentence_splitter_can_take(tmp
     short = tmp_path / "short.txt"
     short.write_text("A short note.", encoding="utf-8")
     assert [d.id_ for d in load_file(short, "short.txt", "sha").documents] == ["short.txt::text"]
+
+
+def test_a_filing_that_sets_its_words_apart_with_no_break_spaces_is_read_with_spaces(shared_data):
+    # Corning's 2020 and 2021 10-Ks and CVS Health's 2018 10-K write U+00A0 between every two words:
+    # a name, a period or a row label written with a space would match none of their text
+    path = shared_data / "eval" / "financebench" / "pdfs" / "CORNING_2020_10K.pdf"
+    loaded = load_file(path, path.name, "x")
+    text = "\n".join(d.text for d in loaded.documents)
+    assert "\u00a0" not in text
+    assert "Corning Incorporated" in text and "Consolidated Statements of Income" in text

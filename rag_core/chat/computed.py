@@ -71,6 +71,12 @@ STATEMENTS: dict[str, tuple[str, re.Pattern[str]]] = {
         re.compile(r"\bstatements?\s+of\s+(?:consolidated\s+)?cash\s+flows?\b", re.I),
     ),
 }
+# What may stand before a statement's title on its own line ("CONDENSED CONSOLIDATED BALANCE SHEETS"):
+# a title after other words is a sentence or a note naming the statement (3M's MD&A page "Individual
+# amounts in the Consolidated Statement of Cash Flows exclude …", its "NOTE 7. Supplemental Balance
+# Sheet Information"; Coca-Cola's "… our consolidated statement of income during the year …"; American
+# Express's "PARENT COMPANY - CONDENSED STATEMENTS OF INCOME").
+_TITLE_LEAD = re.compile(r"^[\W\d]*(?:(?:consolidated|condensed|combined)\W+)*$", re.I)
 # The statement each line item is read from: a balance from the balance sheet (not the cash-flow
 # statement's change in it), a flow from the income statement, cash paid from the cash flows.
 ITEM_STATEMENT = {
@@ -114,11 +120,15 @@ class Computation:
         # the documents found, then the other filings of the company the question names (``also``):
         # a statement of FY2022 stands in the 2022 filing though the search found the 2021 one
         found = [*dict.fromkeys(doc_of(n.node) for n in nodes), *also]
+        if also:  # the question names a company: only its filings hold its statements (3M's PP&E is no
+            found = [d for d in found if d in also]  # figure of CVS Health's 10-K that the search also found)
         self._docs = [d for d in dict.fromkeys(found) if d.lower().endswith(".pdf")]
         if not self._docs:
             return
-        if formula_of(question) is None:
+        asked = formula_of(question)
+        if asked is None:
             return
+        self._latest = max(asked[3])  # the year of the filing the measure is read from first
         self._scale = 0.0  # the units the statements found so far state
         try:
             self.result = compute(question, self._lookup)
@@ -149,6 +159,10 @@ class Computation:
             self._statement_pages[kind] = found
         return self._statement_pages[kind]
 
+    def _newest(self, doc: str, page: int) -> int:
+        """The latest year of the page's statement columns (0 when it has none)."""
+        return max((max(row.years) for row in self._page(doc, page)), default=0)
+
     def _head(self, doc: str, page: int) -> str:
         self._page(doc, page)
         return self._titles[(doc, page)]
@@ -158,6 +172,11 @@ class Computation:
         figure of a note's table or of another statement ("Inventories" in the cash flows is a
         change) would be computed with and trusted, so it is not looked for elsewhere."""
         pages = self._statements(ITEM_STATEMENT[item])
+        # the filing of the latest year asked first, its statement before those naming it: an operand of
+        # FY2021 is read in the FY2021 10-K that reports it, not the FY2022 one that repeats it
+        # (American Water Works' and Corning's 10-Ks each repeat the years before theirs)
+        title = STATEMENTS[ITEM_STATEMENT[item]][1]
+        pages = sorted(pages, key=lambda key: (not titled(self._head(*key), title), self._newest(*key) != self._latest))
         for doc, page in pages:
             row = find_row(self._page(doc, page), labels, year)
             got = value_in(row, year) if row is not None else None
@@ -254,6 +273,16 @@ class Computation:
         if any(abs(n.magnitude - abs(wanted)) < 1e-9 for n in read_numbers(answer)):
             return answer
         return f"{answer}\n\n{COMPUTED_LEAD} {self.result.describe(question)}"
+
+
+def titled(head: str, title: re.Pattern[str]) -> bool:
+    """True when a line of ``head`` is the statement's title: nothing but "Consolidated",
+    "Condensed" or a number before it (what follows may be the company's name or "(Unaudited)")."""
+    for line in head.splitlines():
+        found = title.search(line)
+        if found and _TITLE_LEAD.match(line[: found.start()]):
+            return True
+    return False
 
 
 def _in_document(doc: str) -> Callable[[tuple[str, int]], bool]:

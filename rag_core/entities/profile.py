@@ -35,7 +35,7 @@ from rag_core.entities.covers import (
 )
 from rag_core.text import is_title, tokenize
 
-READER = 9  # bump when the reading changes: every document is read again (from its chunks)
+READER = 10  # bump when the reading changes: every document is read again (from its chunks)
 
 HEAD_LINES = 12  # lines at the head of a document where its title and letterhead are
 HEADING_WORDS = 5  # a heading line is this short and ends without a sentence's punctuation
@@ -98,7 +98,9 @@ class Section:
 
 def read_profile(name: str, chunks: Iterable[tuple[Any, str]]) -> Profile:
     """The profile of the document ``name`` from its chunks ((page or None, text), in order)."""
-    chunks = list(chunks)
+    # A no-break space is a space: CVS Health's 2018 10-K sets every word of its cover apart with one
+    # ("CVS\xa0HEALTH\xa0CORPORATION", "(Exact\xa0name\xa0of\xa0registrant…"), Corning's its "Trading Symbol(s)"
+    chunks = [(page, (text or "").replace("\xa0", " ")) for page, text in chunks]
     parts: dict[Any, list[str]] = {}
     for i, (page, text) in enumerate(chunks):
         parts.setdefault(page if isinstance(page, int) else f"chunk{i:06d}", []).append(text or "")

@@ -249,7 +249,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 
 
 def _clean_pdf_text(text: str) -> str:
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # A no-break space is a space: Corning's 2020 and 2021 10-Ks and CVS Health's 2018 10-K set every
+    # word apart with one, and no name, period or label written with a space would match their text
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ")
     text = _CONTROL.sub("", text)
     text = re.sub(r"[ \t]+\n", "\n", text)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
