@@ -327,3 +327,20 @@ def test_a_year_s_operands_are_read_in_the_filing_of_that_year(filing, tmp_path)
     other = [NodeWithScore(node=TextNode(text="x", metadata={"file_name": "larkspur-2018-10k.pdf"}), score=1)]
     named = Computation(question, other, bm25, filing.settings.paths.files, also=["larkspur-10k.pdf"])
     assert named.result is not None and "5,500 / 2,300" in named.result.describe(question)  # found, not the company's
+
+
+def test_asked_why_a_measure_moved_its_statement_is_among_the_sources_shown(filing):
+    # American Express's "what drove gross margin change" and "an improving operating margin profile":
+    # the income statement is the evidence, whether or not every operand is on it
+    from rag_core.chat.computed import computed_for
+    from rag_core.chat.engine import Retrieved
+
+    bm25 = filing.chat.components.keywords.get(None)
+    cover = [NodeWithScore(node=bm25.nodes[i], score=1.0) for i in bm25.page_nodes[("larkspur-10k.pdf", 1)]]
+    question = "Why did Larkspur's FY2019 gross margin change?"
+    preview = {"source": len(cover)}
+    computation, found = computed_for(filing.chat.components, question, question, Retrieved(cover), None, preview)
+    assert computation is not None and not computation.answers  # the model answers why
+    pages = [(n.node.metadata or {}).get("page") for n in found.nodes]
+    assert pages[: len(cover)].count(2) == 1 and pages.index(2) == len(cover) - 1  # in place of the weakest
+    assert found.nodes[preview["source"] - 1].node.node_id == cover[-1].node.node_id  # the preview follows

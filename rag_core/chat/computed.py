@@ -117,6 +117,7 @@ class Computation:
         self._statement_pages: dict[str, list[tuple[str, int]]] = {}
         self._used: list[tuple[str, int, str]] = []
         self._cited: int | None = None  # the source number the computation is read as
+        self._wanted: str | None = None  # the statement the measure's first operand is read from
         # the documents found, then the other filings of the company the question names (``also``):
         # a statement of FY2022 stands in the 2022 filing though the search found the 2021 one
         found = [*dict.fromkeys(doc_of(n.node) for n in nodes), *also]
@@ -159,6 +160,17 @@ class Computation:
             self._statement_pages[kind] = found
         return self._statement_pages[kind]
 
+    def _ordered(self, kind: str) -> list[tuple[str, int]]:
+        """The pages of statement ``kind``: the filing of the latest year asked first, its statement
+        before those naming it: an operand of FY2021 is read in the FY2021 10-K that reports it, not
+        the FY2022 one that repeats it (American Water Works' and Corning's 10-Ks each repeat the
+        years before theirs)."""
+        title = STATEMENTS[kind][1]
+        return sorted(
+            self._statements(kind),
+            key=lambda key: (not titled(self._head(*key), title), self._newest(*key) != self._latest),
+        )
+
     def _newest(self, doc: str, page: int) -> int:
         """The latest year of the page's statement columns (0 when it has none)."""
         return max((max(row.years) for row in self._page(doc, page)), default=0)
@@ -171,13 +183,8 @@ class Computation:
         """The figure of ``item`` for ``year``, read only from the statement it belongs to: a
         figure of a note's table or of another statement ("Inventories" in the cash flows is a
         change) would be computed with and trusted, so it is not looked for elsewhere."""
-        pages = self._statements(ITEM_STATEMENT[item])
-        # the filing of the latest year asked first, its statement before those naming it: an operand of
-        # FY2021 is read in the FY2021 10-K that reports it, not the FY2022 one that repeats it
-        # (American Water Works' and Corning's 10-Ks each repeat the years before theirs)
-        title = STATEMENTS[ITEM_STATEMENT[item]][1]
-        pages = sorted(pages, key=lambda key: (not titled(self._head(*key), title), self._newest(*key) != self._latest))
-        for doc, page in pages:
+        self._wanted = self._wanted or ITEM_STATEMENT[item]
+        for doc, page in self._ordered(ITEM_STATEMENT[item]):
             row = find_row(self._page(doc, page), labels, year)
             got = value_in(row, year) if row is not None else None
             if row is not None and got is not None:
@@ -195,16 +202,33 @@ class Computation:
         have = {(doc_of(n.node), (n.node.metadata or {}).get("page")) for n in nodes}
         out: list[NodeWithScore] = []
         for doc, page, label in dict.fromkeys(self._used):
-            if (doc, page) in have:
-                continue
-            chunks = [self._bm25.nodes[i] for i in self._bm25.page_nodes.get((doc, page), ())]
-            if not chunks:
-                continue
-            words = label.lower().split()[:3]
-            chosen = next((c for c in chunks if all(w in c.get_content().lower() for w in words)), chunks[0])
-            out.append(NodeWithScore(node=chosen, score=0.0))
-            have.add((doc, page))
+            chosen = self._passage(doc, page, label) if (doc, page) not in have else None
+            if chosen is not None:
+                out.append(chosen)
+                have.add((doc, page))
         return out
+
+    def _passage(self, doc: str, page: int, label: str) -> NodeWithScore | None:
+        """The chunk of the page that holds the row's label (else the page's first)."""
+        chunks = [self._bm25.nodes[i] for i in self._bm25.page_nodes.get((doc, page), ())]
+        if not chunks:
+            return None
+        words = label.lower().split()[:3]
+        chosen = next((c for c in chunks if all(w in c.get_content().lower() for w in words)), chunks[0])
+        return NodeWithScore(node=chosen, score=0.0)
+
+    def statement(self) -> NodeWithScore | None:
+        """A passage of the statement the measure asked is read from (its first operand found,
+        else the statement's titled page), whether or not every operand was: the page an analyst
+        turns to for that measure."""
+        first = next(iter(self._used), None)
+        if first is not None:
+            return self._passage(*first)
+        if self._wanted is None:
+            return None
+        title = STATEMENTS[self._wanted][1]  # no operand found (no "Cost of sales" line): the statement's page
+        pages = [key for key in self._ordered(self._wanted) if titled(self._head(*key), title)]
+        return self._passage(*pages[0], "") if pages else None
 
     def evidence(self, nodes: Sequence[NodeWithScore], figures: TurnFigures | None = None) -> list[Evidence]:
         """The computation as the first thing the model reads, numbered as the source of its
@@ -307,12 +331,18 @@ def computed_for(
     bm25, also = components.keywords.get(names), found.stats.get("entity_docs") or ()
     computation = Computation(asked, found.nodes, bm25, components.settings.paths.files, also)
     nodes = [*found.nodes, *computation.nodes]
-    if computation.answers:  # the app answers from the operands' pages
-        # what the answer is read from leads the sources; the preview's source number follows its passage
-        first = [n for n in nodes if (doc_of(n.node), (n.node.metadata or {}).get("page")) in computation.pages]
+    key = lambda n: (doc_of(n.node), (n.node.metadata or {}).get("page"))  # noqa: E731
+    was = found.nodes[int(preview["source"]) - 1].node.node_id if preview and preview.get("source") else None
+    if computation.answers:  # the app answers from the operands' pages: what it is read from leads the sources
+        first = [n for n in nodes if key(n) in computation.pages]
         ids = {n.node.node_id for n in first}
-        was = found.nodes[int(preview["source"]) - 1].node.node_id if preview and preview.get("source") else None
         nodes = first + [n for n in nodes if n.node.node_id not in ids]
-        if preview is not None and was is not None:
-            preview["source"] = next(i + 1 for i, n in enumerate(nodes) if n.node.node_id == was)
+    elif (statement := computation.statement()) is not None and key(statement) not in map(key, found.nodes):
+        # asked why a measure moved, or whether it is useful, or an operand is missing: its statement
+        # is among the sources shown, in place of the weakest passage (American Express's "what drove
+        # gross margin change" and "an improving operating margin": the income statement is the evidence)
+        rest = [n for n in nodes if key(n) != key(statement)]
+        nodes = [*rest[: len(found.nodes) - 1], statement, *rest[len(found.nodes) - 1 :]]
+    if preview is not None and was is not None:  # the preview's source number follows its passage
+        preview["source"] = next(i + 1 for i, n in enumerate(nodes) if n.node.node_id == was)
     return computation, replace(found, nodes=nodes)
