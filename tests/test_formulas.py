@@ -344,3 +344,26 @@ def test_asked_why_a_measure_moved_its_statement_is_among_the_sources_shown(fili
     pages = [(n.node.metadata or {}).get("page") for n in found.nodes]
     assert pages[: len(cover)].count(2) == 1 and pages.index(2) == len(cover) - 1  # in place of the weakest
     assert found.nodes[preview["source"] - 1].node.node_id == cover[-1].node.node_id  # the preview follows
+
+
+def test_a_filing_with_sections_is_read_by_its_document_s_name(filing, monkeypatch):
+    # entity_docs names units: a section of a filing is "AMERICANEXPRESS_2022_10K.pdf (pages 1-155)"
+    # (American Express's 10-K, Walmart's 2020 10-K); its statements are its document's
+    from rag_core.chat.computed import computed_for
+    from rag_core.chat.engine import Retrieved
+
+    components = filing.chat.components
+    unit = "larkspur-10k.pdf (pages 1-3)"
+
+    class _Known:
+        def document(self, name: str) -> str:
+            return name.split(" (pages")[0]
+
+    monkeypatch.setattr(components.entities, "current", lambda: _Known())
+    bm25 = components.keywords.get(None)
+    cover = [NodeWithScore(node=bm25.nodes[i], score=1.0) for i in bm25.page_nodes[("larkspur-10k.pdf", 1)]]
+    question = "What is the FY2019 current ratio for Larkspur?"
+    found = Retrieved(cover, stats={"entity_docs": [unit]})
+    computation, _ = computed_for(components, question, question, found, None)
+    assert computation is not None and computation.result is not None
+    assert computation.result.describe(question).startswith("Current ratio: 3.33 = 7,001 / 2,100")

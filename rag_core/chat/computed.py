@@ -328,7 +328,10 @@ def computed_for(
     if not found.nodes or not components.settings.check_figures:
         return None, found
     asked = question if formula_of(question) else condensed
-    bm25, also = components.keywords.get(names), found.stats.get("entity_docs") or ()
+    bm25, units = components.keywords.get(names), found.stats.get("entity_docs") or ()
+    # the company's documents: a unit of a filing with sections is "AMERICANEXPRESS_2022_10K.pdf (pages 1-155)"
+    known = components.entities.current() if components.entities is not None and units else None
+    also = [*dict.fromkeys(known.document(u) for u in units)] if known is not None else list(units)
     computation = Computation(asked, found.nodes, bm25, components.settings.paths.files, also)
     nodes = [*found.nodes, *computation.nodes]
     key = lambda n: (doc_of(n.node), (n.node.metadata or {}).get("page"))  # noqa: E731
