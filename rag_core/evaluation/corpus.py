@@ -16,7 +16,7 @@ from rag_core.files import Progress
 from rag_core.ingestion import iter_inputs
 from rag_core.settings import DocentSettings
 
-CACHE_VERSION = 1  # bump when ingestion changes what an index holds (settings that do are in the key)  # bump when ingestion changes what an index holds
+CACHE_VERSION = 2  # bump when ingestion changes what an index holds (settings that do are in the key); 2: no-break spaces read as spaces
 READY_MARKER = "eval-ready.json"
 
 
