@@ -340,15 +340,10 @@ def computed_for(
         first = [n for n in nodes if key(n) in computation.pages]
         ids = {n.node.node_id for n in first}
         nodes = first + [n for n in nodes if n.node.node_id not in ids]
-    elif (
-        computation.result is None
-        and (statement := computation.statement()) is not None
-        and key(statement) not in map(key, found.nodes)
-    ):
-        # a measure asked of a statement that lacks an operand: the statement is the evidence it does not
-        # apply, among the sources shown in place of the weakest passage (American Express's "what drove
-        # gross margin change": its income statement has no cost of sales). A measure computed keeps the
-        # passages found (3M's "what drove operating margin change": the MD&A says why)
+    elif (statement := computation.statement()) is not None and key(statement) not in map(key, found.nodes):
+        # asked why a measure moved, whether it is useful, or an operand is missing: the statement it is
+        # read from is among the sources shown, in place of the weakest passage (American Express's "what
+        # drove gross margin change": its income statement, without a cost of sales, is the evidence)
         rest = [n for n in nodes if key(n) != key(statement)]
         nodes = [*rest[: len(found.nodes) - 1], statement, *rest[len(found.nodes) - 1 :]]
     if preview is not None and was is not None:  # the preview's source number follows its passage
