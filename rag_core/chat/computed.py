@@ -118,6 +118,8 @@ class Computation:
         self._used: list[tuple[str, int, str]] = []
         self._cited: int | None = None  # the source number the computation is read as
         self._wanted: str | None = None  # the statement the measure's first operand is read from
+        self._latest = 0  # the latest year the measure asks: its filing's statements are read first
+        self._order: dict[str, list[tuple[str, int]]] = {}
         # the documents found, then the other filings of the company the question names (``also``):
         # a statement of FY2022 stands in the 2022 filing though the search found the 2021 one
         found = [*dict.fromkeys(doc_of(n.node) for n in nodes), *also]
@@ -129,7 +131,7 @@ class Computation:
         asked = formula_of(question)
         if asked is None:
             return
-        self._latest = max(asked[3])  # the year of the filing the measure is read from first
+        self._latest = max(asked[3])
         self._scale = 0.0  # the units the statements found so far state
         try:
             self.result = compute(question, self._lookup)
@@ -165,11 +167,13 @@ class Computation:
         before those naming it: an operand of FY2021 is read in the FY2021 10-K that reports it, not
         the FY2022 one that repeats it (American Water Works' and Corning's 10-Ks each repeat the
         years before theirs)."""
-        title = STATEMENTS[kind][1]
-        return sorted(
-            self._statements(kind),
-            key=lambda key: (not titled(self._head(*key), title), self._newest(*key) != self._latest),
-        )
+        if kind not in self._order:  # once per statement: each operand of the measure reads the same order
+            title = STATEMENTS[kind][1]
+            self._order[kind] = sorted(
+                self._statements(kind),
+                key=lambda key: (not titled(self._head(*key), title), self._newest(*key) != self._latest),
+            )
+        return self._order[kind]
 
     def _newest(self, doc: str, page: int) -> int:
         """The latest year of the page's statement columns (0 when it has none)."""
