@@ -224,12 +224,13 @@ class DocentSettings(BaseSettings):
     )
     system_prompt: str = Field(default=DEFAULT_SYSTEM_PROMPT, description="System prompt of the answering model.")
     answer_context_tokens: int = Field(
-        default=600,
+        default=1200,
         ge=0,
         le=131_072,
         description="Tokens of source text the answering model reads: the lines of the retrieved passages that "
         "bear on the question, best first, a table's header lines kept with its rows (0: the whole passages). "
-        "Fewer tokens, a sooner first word (docs/performance.md).",
+        "Fewer tokens, a sooner first word; more, more answers right on filings not seen before "
+        "(docs/performance.md, docs/financebench.md).",
     )
     check_figures: bool = Field(
         default=True,
