@@ -264,6 +264,29 @@ def _statement_lookup(pages: dict[str, list[tuple[object, int]]]):
             "What is the FY2022 free cash flow for 3M in USD millions?",
             "$3,842.00 million",
         ),
+        # PDFium's stream runs American Water Works' 2021 header into its first row ("… December 31,
+        # 2021 2020 2019 Operating revenues $ 3,930 …") and its cash flows' rows into each other:
+        # read by where they stand, operating income 1,196 (page 86) + D&A 636 (page 88)
+        (
+            "AMERICANWATERWORKS_2021_10K.pdf",
+            {"income": 86, "cash": 88},
+            "What is American Water Works's FY2021 unadjusted EBITDA in USD millions?",
+            "$1,832.00 million",
+        ),
+        (
+            "AMERICANWATERWORKS_2021_10K.pdf",
+            {"cash": 88},
+            "What is the FY2021 capital expenditure amount for American Water Works in USD millions?",
+            "$1,764.00 million",
+        ),
+        # Corning writes D&A as two rows, "Depreciation" 1,329 and "Amortization of purchased
+        # intangibles" 123 (page 61): EBITDA = 1,438 + 1,329 + 123
+        (
+            "CORNING_2022_10K.pdf",
+            {"income": 58, "cash": 61},
+            "What is Corning's FY2022 unadjusted EBITDA in USD millions?",
+            "$2,890.00 million",
+        ),
     ],
 )
 def test_textbook_measures_are_computed_from_real_statements(shared_data, filing, pages, question, shown):
@@ -298,6 +321,54 @@ def test_a_statement_is_the_page_its_title_heads_not_one_that_names_it(shared_da
     head = "\n".join((page_rows(path, page) or "").splitlines()[:STATEMENT_HEAD])
     assert STATEMENTS[kind][1].search(head)  # each names the statement in its head
     assert titled(head, STATEMENTS[kind][1]) is is_statement
+
+
+def test_a_row_the_stream_runs_into_the_next_is_read_apart_but_a_wrapped_label_is_not(shared_data):
+    awk = shared_data / "eval" / "financebench" / "pdfs" / "AMERICANWATERWORKS_2021_10K.pdf"
+    lines = (page_rows(awk, 88) or "").splitlines()
+    assert "Depreciation and amortization 636 604 582" in lines  # was one line with the next three rows
+    assert "Capital expenditures (1,764) (1,822) (1,654)" in lines  # after its heading in capitals
+    three_m = (page_rows(shared_data / "eval" / "financebench" / "pdfs" / "3M_2018_10K.pdf", 20) or "").splitlines()
+    assert any(line.startswith("Q4 2017 Adjusted Non") and line.endswith("$ 1,285 $ 2.10") for line in three_m)
+
+
+@pytest.mark.parametrize(
+    ("document", "page", "label", "value"),
+    [
+        ("2023 Q2 INTC.pdf", 9, "Additions to property, plant, and equipment", -13_301e6),  # Intel
+        ("2023 Q2 MSFT.pdf", 6, "Additions to property and equipment", -6_607e6),  # Microsoft
+    ],
+)
+def test_capital_expenditures_written_as_additions_are_read(shared_data, document, page, label, value):
+    from rag_core.figures.items import ITEMS
+
+    path = shared_data / "eval" / "sec10q" / "data" / "v1" / "docs" / document
+    row = find_row(statement_rows(page_rows(path, page) or ""), ITEMS["capex"][1], 2023)
+    assert row is not None and row.label == label and value_in(row, 2023) is not None
+    assert value_in(row, 2023)[0] == value  # type: ignore[index]
+
+
+def test_d_and_a_written_as_two_rows_is_their_sum_from_one_statement():
+    # Intel's 10-Q cash flows: "Depreciation 3,733" and "Amortization of intangibles 909", no row of their sum
+    rows = {
+        ("Depreciation",): Figure("da", 2023, 3_733e6, "3,733", "intel.pdf, page 9"),
+        ("Amortization of intangibles", "Amortization of purchased intangibles"): Figure(
+            "da", 2023, 909e6, "909", "intel.pdf, page 9"
+        ),
+        ("Operating income", "Income from operations", "Operating profit", "Operating income (loss)"): Figure(
+            "operating_income", 2023, 1_000e6, "1,000", "intel.pdf, page 6"
+        ),
+    }
+
+    def lookup(item: str, labels: tuple[str, ...], year: int) -> Figure | None:
+        return next((f for key, f in rows.items() if key[0] == labels[0]), None)
+
+    result = compute("What is the FY2023 EBITDA for Intel?", lookup)
+    assert result is not None and result.arithmetic == "1,000 + (3,733 + 909)"
+    assert [f.item for f in result.figures] == ["operating_income", "depreciation", "amortization"]
+    # the two rows stand on different pages: not one statement's, nothing is computed
+    rows[("Depreciation",)] = Figure("da", 2023, 3_733e6, "3,733", "intel.pdf, page 31")
+    assert compute("What is the FY2023 EBITDA for Intel?", lookup) is None
 
 
 def test_a_year_s_operands_are_read_in_the_filing_of_that_year(filing, tmp_path):

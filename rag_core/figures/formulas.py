@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from rag_core.figures.items import ITEMS, OUTFLOWS
+from rag_core.figures.items import ITEMS, OUTFLOWS, PARTS
 
 # Measures a question may name without defining (textbook definitions): name pattern → formula
 # over items ("{item}" a year's figure; "avg" / "chg" the average / change over the year before).
@@ -251,6 +251,8 @@ def _operand_value(phrase: str, year: int, lookup: Lookup, found: list[Figure]) 
     how, item, y, other = parsed
     labels = ITEMS[item][1]
     a = lookup(item, labels, y)
+    if a is None and how == "val" and item in PARTS:
+        return _parts_value(item, y, lookup, found)
     if a is None:
         return None
     found.append(a)
@@ -265,6 +267,22 @@ def _operand_value(phrase: str, year: int, lookup: Lookup, found: list[Figure]) 
     if how == "avg":
         return (va + vb) / 2 / 1e6, f"({_plain(vb)} + {_plain(va)}) / 2"
     return (va - vb) / 1e6, f"({_plain(va)} - {_plain(vb)})"
+
+
+def _parts_value(item: str, year: int, lookup: Lookup, found: list[Figure]) -> tuple[float, str] | None:
+    """An item a statement writes as two rows (``PARTS``), their sum: each row read as the item
+    is (from its statement), shown under its own name."""
+    parts = []
+    for name, labels in PARTS[item]:
+        got = lookup(item, labels, year)
+        if got is None:
+            return None
+        parts.append(replace(got, item=name))
+    if len({p.where for p in parts}) > 1:  # the rows of one statement, not of two pages
+        return None
+    found.extend(parts)
+    total = sum(abs(p.value) if item in OUTFLOWS else p.value for p in parts)
+    return total / 1e6, "(" + " + ".join(_plain(p.value) for p in parts) + ")"
 
 
 def _plain(value: float) -> str:

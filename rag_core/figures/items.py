@@ -82,6 +82,10 @@ ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
             "Purchases of property and equipment",
             "Payments for property and equipment",
             "Capital expenditures, net",
+            # Intel's 10-Qs: "Additions to property, plant, and equipment"; Microsoft's: "Additions to
+            # property and equipment"
+            "Additions to property, plant and equipment",
+            "Additions to property and equipment",
         ),
     ),
     "dividends": (
@@ -107,6 +111,16 @@ ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "equity": (
         r"(?:total\s+)?(?:(?:share|stock)holders'?\s+)?equity",
         ("Total equity", "Total shareholders' equity", "Total stockholders' equity", "Total shareholders’ equity"),
+    ),
+}
+# Items some statements write as two rows, with no row of their sum: (the rows' item names and
+# labels). Depreciation and amortization: "Depreciation" and "Amortization of intangibles" in
+# Intel's 10-Qs' cash flows, "Depreciation" and "Amortization of purchased intangibles" in
+# Corning's 10-Ks'.
+PARTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "da": (
+        ("depreciation", ("Depreciation",)),
+        ("amortization", ("Amortization of intangibles", "Amortization of purchased intangibles")),
     ),
 }
 # Items whose figure a statement writes as an outflow in parentheses: the amount is its size.
