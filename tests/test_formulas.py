@@ -348,6 +348,51 @@ def test_capital_expenditures_written_as_additions_are_read(shared_data, documen
     assert value_in(row, 2023)[0] == value  # type: ignore[index]
 
 
+@pytest.mark.parametrize(
+    ("folder", "document", "page", "year", "label", "value"),
+    [
+        (("financebench", "pdfs"), "3M_2022_10K.pdf", 52, 2022, "Dividends paid to shareholders", -3_369e6),
+        (
+            ("sec10q", "data", "v1", "docs"),
+            "2023 Q2 AAPL.pdf",
+            8,
+            2023,
+            "Payments for dividends and dividend equivalents",
+            -7_418e6,
+        ),
+        (
+            ("sec10q", "data", "v1", "docs"),
+            "2023 Q2 INTC.pdf",
+            9,
+            2023,
+            "Payment of dividends to stockholders",
+            -2_036e6,
+        ),
+    ],
+)
+def test_dividends_paid_are_read_however_the_statement_words_them(
+    shared_data, folder, document, page, year, label, value
+):
+    from rag_core.figures.items import ITEMS, LABEL_PATTERNS
+
+    path = shared_data.joinpath("eval", *folder, document)
+    row = find_row(
+        statement_rows(page_rows(path, page) or ""), ITEMS["dividends"][1], year, LABEL_PATTERNS["dividends"]
+    )
+    assert row is not None and row.label == label
+    assert value_in(row, year) is not None and value_in(row, year)[0] == value  # type: ignore[index]
+
+
+def test_dividends_received_declared_or_paid_to_others_are_not_dividends_paid():
+    from rag_core.figures.items import ITEMS, LABEL_PATTERNS
+
+    rows = statement_rows(
+        "(Millions) 2022 2021\nDividends received from equity affiliates 100 90\n"
+        "Dividends paid to noncontrolling interests (12) (10)\nCash dividends declared per share 1.20 1.10"
+    )
+    assert find_row(rows, ITEMS["dividends"][1], 2022, LABEL_PATTERNS["dividends"]) is None
+
+
 def test_d_and_a_written_as_two_rows_is_their_sum_from_one_statement():
     # Intel's 10-Q cash flows: "Depreciation 3,733" and "Amortization of intangibles 909", no row of their sum
     rows = {

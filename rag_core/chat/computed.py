@@ -24,6 +24,7 @@ from rag_core.chat.components import ChatComponents
 from rag_core.chat.engine import Retrieved
 from rag_core.chat.evidence import Evidence
 from rag_core.figures.formulas import Figure, Result, compute, formula_of, show
+from rag_core.figures.items import LABEL_PATTERNS
 from rag_core.figures.numbers import read_numbers
 from rag_core.figures.statements import StatementRow, find_row, statement_rows, value_in
 from rag_core.loaders.layout import page_rows
@@ -189,7 +190,7 @@ class Computation:
         change) would be computed with and trusted, so it is not looked for elsewhere."""
         self._wanted = self._wanted or ITEM_STATEMENT[item]
         for doc, page in self._ordered(ITEM_STATEMENT[item]):
-            row = find_row(self._page(doc, page), labels, year)
+            row = find_row(self._page(doc, page), labels, year, LABEL_PATTERNS.get(item))
             got = value_in(row, year) if row is not None else None
             if row is not None and got is not None:
                 self._used.append((doc, page, row.label))

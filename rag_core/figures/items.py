@@ -6,6 +6,8 @@ Coca-Cola, Corning; the SEC 10-Qs of Apple, Amazon, Intel, Microsoft, NVIDIA).""
 
 from __future__ import annotations
 
+import re
+
 # A line item as questions name it (pattern) and as statements label it (labels, preferred first).
 ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "revenue": (
@@ -111,6 +113,16 @@ ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "equity": (
         r"(?:total\s+)?(?:(?:share|stock)holders'?\s+)?equity",
         ("Total equity", "Total shareholders' equity", "Total stockholders' equity", "Total shareholders’ equity"),
+    ),
+}
+# Items whose labels vary past a list, as a pattern over the normalised label (``statements.normal``),
+# tried after the labels. Dividends paid: "Dividends paid to shareholders" (3M), "Payment of dividends
+# to stockholders" (Intel), "Payments for dividends and dividend equivalents" (Apple), "Common stock
+# cash dividends paid" (Microsoft); not those received, declared or paid to noncontrolling interests.
+LABEL_PATTERNS: dict[str, re.Pattern[str]] = {
+    "dividends": re.compile(
+        r"^(?!.*\b(?:received|declared|payable|noncontrolling|minority|preferred|subsidiar\w*)\b)"
+        r"(?=.*\bdividends?\b)(?=.*\b(?:paid|payments?)\b)"
     ),
 }
 # Items some statements write as two rows, with no row of their sum: (the rows' item names and

@@ -107,9 +107,12 @@ def normal(label: str) -> str:
     return " ".join(text.split())
 
 
-def find_row(rows: list[StatementRow], labels: tuple[str, ...], year: int) -> StatementRow | None:
+def find_row(
+    rows: list[StatementRow], labels: tuple[str, ...], year: int, pattern: re.Pattern[str] | None = None
+) -> StatementRow | None:
     """The first row whose label is one of ``labels`` (normalised, in order of preference: the
-    first label that any row has wins) and whose header has ``year``."""
+    first label that any row has wins) and whose header has ``year``; failing those, the first
+    whose normalised label ``pattern`` matches."""
     wanted = [normal(x) for x in labels]
     for want in wanted:
         for row in rows:
@@ -128,6 +131,8 @@ def find_row(rows: list[StatementRow], labels: tuple[str, ...], year: int) -> St
             rest = normal(row.label)[len(want) :] if normal(row.label).startswith(want + " ") else ""
             if year in row.years and re.match(r" (?:net of|less) ", rest):
                 return row
+    if pattern is not None:
+        return next((row for row in rows if year in row.years and pattern.search(normal(row.label))), None)
     return None
 
 
