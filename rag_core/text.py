@@ -50,9 +50,14 @@ def is_period_token(term: str) -> bool:
 MEASURE_WORDS = frozenset("cogs cog dpo dso dio ccc roa roe roic ebit ebitda capex fcf eps ppe ppne sga".split())
 
 
+# Currency codes written beside a figure ("in USD millions", "Answer in USD billions": FinanceBench's
+# questions on 3M, American Water Works and Activision Blizzard; "EUR 5 billion"): a unit, no one's name.
+CURRENCY_CODES = frozenset("usd eur gbp jpy cny rmb chf inr krw hkd sgd".split())  # not CAD, AUD: also acronyms
+
+
 def is_name_word(term: str) -> bool:
-    """Whether a capitalised search term may be (part of) a name: not a period, not a measure."""
-    return not PERIOD_TOKEN.fullmatch(term) and term not in MEASURE_WORDS
+    """Whether a capitalised search term may be (part of) a name: not a period, a measure or a currency."""
+    return not PERIOD_TOKEN.fullmatch(term) and term not in MEASURE_WORDS and term not in CURRENCY_CODES
 
 
 def stem(word: str) -> str:

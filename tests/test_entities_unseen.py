@@ -51,6 +51,19 @@ def test_an_analyst_s_abbreviation_of_a_measure_is_no_name(filing_words):
     assert [terms for _, terms in filing_words.names_in(questions[0])] == [["corning"]]  # the company stays a name
 
 
+def test_a_currency_code_is_no_name(filing_words):
+    # "The documents found don't mention USD: the answer is about the rest." beside a right answer
+    # (the app asked "… FY2021 unadjusted EBITDA in USD millions?" of American Water Works' 10-K;
+    # 3M's and Activision Blizzard's questions write "in USD billions", "in USD millions" too)
+    for q in (
+        "What is the year end FY2018 net PPNE for 3M? Answer in USD billions.",
+        "What is the FY2019 capital expenditure amount (in USD millions) for Corning?",
+    ):
+        assert not {t for n in question_names(q) for t in n.terms} & {"usd"}, q
+        assert not {t for _, terms in filing_words.names_in(q) for t in terms} & {"usd"}, q
+    assert [n.text for n in question_names("How much did Corning pay in USD?")] == ["Corning"]
+
+
 def test_a_name_with_an_ampersand_or_a_leading_number_is_one_name():
     assert [n.terms for n in question_names("What was Procter & Gamble's FY2023 revenue?")] == [("procter", "gamble")]
     assert [n.text for n in question_names("Was 3M's revenue up in 2022?")] == ["3M"]
