@@ -34,13 +34,14 @@ def _segments(textpage: object) -> list[tuple[str, float, float, float, float]]:
     out = []
     start = 0
     for end in [i for i, ch in enumerate(text) if ch in "\r\n"] + [n]:
-        for first, last in _visual_lines(textpage, text, start, end):
-            piece = text[first:last]
-            if piece.strip():
-                boxes = [textpage.get_charbox(i) for i in range(first, last) if not text[i].isspace()]  # type: ignore[attr-defined]
-                bottoms, tops = sorted(b[1] for b in boxes), sorted(b[3] for b in boxes)
-                left, right = min(b[0] for b in boxes), max(b[2] for b in boxes)
-                out.append((piece.strip(), left, bottoms[len(bottoms) // 2], right, tops[len(tops) // 2]))
+        chars = [i for i in range(start, end) if not text[i].isspace()]
+        boxes = {i: textpage.get_charbox(i) for i in chars}  # type: ignore[attr-defined]
+        for first, last in _visual_lines(text, start, end, chars, boxes):
+            piece = [boxes[i] for i in chars if first <= i < last]
+            if piece:
+                bottoms, tops = sorted(b[1] for b in piece), sorted(b[3] for b in piece)
+                left, right = min(b[0] for b in piece), max(b[2] for b in piece)
+                out.append((text[first:last].strip(), left, bottoms[len(bottoms) // 2], right, tops[len(tops) // 2]))
         start = end + 1
     return out
 
@@ -54,25 +55,26 @@ def _wraps(before: str) -> bool:
     return last in ("-", "\u00ad", "\ufffe", ",") or last.islower()
 
 
-def _visual_lines(textpage: object, text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """The stream's line ``text[start:end]`` cut where its text goes on a line below, back at
-    the left, after a line that ends (``_wraps``): a break the stream did not write. American
-    Water Works' 2021 10-K runs its statements' header into the first row ("For the Years Ended
-    December 31, 2021 2020 2019 Operating revenues $ 3,930 …") and several rows into one;
-    Corning's 2020 and 2021 10-Ks run table rows together the same way ("… customer contract
-    (2) (105) * Consolidated net sales $ 11,303 …"). A label or a sentence that wraps onto the
-    next line (3M's "Q4 2017 Adjusted Non-" / "GAAP Measure $ 7,990 …") stays one row. A
-    character a little above or below its neighbours (a footnote mark) is no new line: the drop
-    must exceed 1.2 times the line's median character height."""
-    chars = [i for i in range(start, end) if not text[i].isspace()]
+def _visual_lines(
+    text: str, start: int, end: int, chars: list[int], boxes: dict[int, tuple[float, float, float, float]]
+) -> list[tuple[int, int]]:
+    """The stream's line ``text[start:end]`` (``chars``, its characters but spaces, each with
+    its box in ``boxes``) cut where its text goes on a line below, back at the left, after a
+    line that ends (``_wraps``): a break the stream did not write. American Water Works' 2021
+    10-K runs its statements' header into the first row ("For the Years Ended December 31, 2021
+    2020 2019 Operating revenues $ 3,930 …") and several rows into one; Corning's 2020 and 2021
+    10-Ks run table rows together the same way ("… customer contract (2) (105) * Consolidated
+    net sales $ 11,303 …"). A label or a sentence that wraps onto the next line (3M's "Q4 2017
+    Adjusted Non-" / "GAAP Measure $ 7,990 …") stays one row. A character a little above or
+    below its neighbours (a footnote mark) is no new line: the drop must exceed 1.2 times the
+    line's median character height."""
     if len(chars) < 2:
         return [(start, end)]
-    boxes = [textpage.get_charbox(i) for i in chars]  # type: ignore[attr-defined]
-    heights = sorted(max(b[3] - b[1], 0.0) for b in boxes)
+    heights = sorted(max(boxes[i][3] - boxes[i][1], 0.0) for i in chars)
     height = max(heights[len(heights) // 2], 1.0)
     cuts = [start]
     for k in range(1, len(chars)):
-        before, now = boxes[k - 1], boxes[k]
+        before, now = boxes[chars[k - 1]], boxes[chars[k]]
         dropped = (before[1] + before[3]) / 2 - (now[1] + now[3]) / 2 > 1.2 * height
         if dropped and now[0] < before[0] and not _wraps(text[cuts[-1] : chars[k]]):
             cuts.append(chars[k])
