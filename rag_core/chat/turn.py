@@ -51,6 +51,7 @@ from rag_core.chat.messages import (
     to_source,
 )
 from rag_core.chat.notices import instruction_notices, refusal, search_notices
+from rag_core.chat.registered import COVER_BY, listed_for
 from rag_core.errors import DiskFullError, DocentError, ProviderError
 from rag_core.payloads import Source
 from rag_core.prompts import NO_ANSWER, STOPPED_BEFORE
@@ -206,6 +207,7 @@ class Turn:
         self._computed, found = computed_for(
             self.components, self.question, self.condensed_question, found, self._names, first
         )
+        listed, found = listed_for(self.components, self.question, found, first)  # the cover's classes
         sources = self._sources(found)
         language = self.components.language_notices(self.question, sources)
         said = search_notices(self._asked_notices, found.notices, language, found.stats, bool(found.nodes))
@@ -223,11 +225,11 @@ class Turn:
             evidence = self._computed.evidence(found.nodes, self._figures) + evidence
         how = "typed" if evidence and engine.quotes else self.served_by["condense"]  # quoting: the words typed
         asked, kept = standing(self.question, self.condensed_question, how, self._kept)
-        alone = self._computed.alone() if self._computed is not None else None  # the app's arithmetic answers
+        alone = listed or (self._computed.alone() if self._computed is not None else None)  # the app answers
         self._figures = None if alone else self._figures  # checked by no one: its own figures, each page named
         messages = engine.messages(kept, evidence, asked, self._summary) if evidence and not alone else None
         if alone:
-            self.served_by["llm"] = COMPUTED_BY
+            self.served_by["llm"] = COVER_BY if listed else COMPUTED_BY
         elif messages is not None:
             engine.llm  # noqa: B018 - load the model now, timed, before the first word
             self.timings["prompt_tokens"] = sum(count_tokens(m.content or "") for m in messages)
