@@ -174,3 +174,14 @@ def test_a_library_without_such_a_cover_is_answered_by_the_model(ctx, llm, tmp_p
     asked = len(llm.chats)
     turn = ctx.chat.ask(QUESTION)
     assert len(llm.chats) == asked + 1 and turn.served_by["llm"] != COVER_BY
+
+
+def test_a_follow_up_rewritten_to_ask_it_is_answered_from_the_cover(make_settings, llm, tmp_path):
+    ctx = _filing(make_settings, llm, tmp_path, ["Common Stock LRK Nasdaq", "4.000% Notes due 2040 LRK40 Nasdaq"])
+    sid = ctx.sessions.create("covers").id
+    first = ctx.chat.ask("Which securities has Larkspur registered on an exchange?", sid)
+    assert first.answer.startswith("Registered under Section 12(b)") and "- Common Stock LRK" in first.answer
+    llm.script(condense=["Which of Larkspur's debt securities are registered on an exchange?"])
+    turn = ctx.chat.ask("And which of them are debt?", sid)
+    assert turn.condensed_question.startswith("Which of Larkspur's debt securities")
+    assert turn.answer.startswith("1 debt security is registered") and "4.000% Notes due 2040 LRK40" in turn.answer

@@ -41,12 +41,14 @@ def asks_registered(question: str) -> bool:
 def listed_for(
     components: ChatComponents,
     question: str,
+    condensed: str,
     found: Retrieved,
     preview: dict[str, Any] | None = None,
 ) -> tuple[str | None, Retrieved]:
-    """The answer the cover gives (None when the question asks no such thing or no cover of
-    the documents found lists the classes) and the sources with the cover's passage first
-    (``preview``'s source number follows its passage)."""
+    """The answer the cover gives to the question as typed, else as rewritten (None when
+    neither asks such a thing or no cover of the documents found lists the classes), and the
+    sources with the cover's passage first (``preview``'s source number follows its passage)."""
+    question = question if asks_registered(question) else condensed
     if not found.nodes or not asks_registered(question):
         return None, found
     bm25 = components.keywords.get(None)
