@@ -105,6 +105,7 @@ def test_what_asks_the_cover_s_classes():
         "Which debt securities are registered to trade on a national securities exchange under Larkspur's name?"
     )
     assert asks_registered("What securities does Larkspur have registered under Section 12(b) in FY2017?")
+    assert asks_registered("Does Larkspur have any debt securities registered on a national securities exchange?")
     assert not asks_registered("Is Larkspur's common stock listed on an exchange?")
     assert not asks_registered("Which trademarks has Larkspur registered?")
 
@@ -156,6 +157,8 @@ def test_asked_which_debt_is_registered_the_cover_answers_with_no_model(make_set
     assert "- 2.250% Notes due 2031 LRK31" in turn.answer and "Common Stock" not in turn.answer
     assert (turn.sources[0]["file"], turn.sources[0]["page"]) == ("larkspur-10k.pdf", 1)  # the cover, cited [1]
     assert turn.answer.endswith("[1]")
+    asked = ctx.chat.ask("Does Larkspur have any debt securities registered on an exchange?")
+    assert asked.answer.startswith("Yes: 1 debt security is registered under Section 12(b)")
 
 
 def test_a_cover_registering_no_debt_answers_none(make_settings, llm, tmp_path):
@@ -165,6 +168,8 @@ def test_a_cover_registering_no_debt_answers_none(make_settings, llm, tmp_path):
     turn = ctx.chat.ask(QUESTION)
     assert turn.answer.startswith("None: the filing's cover (page 1) registers no debt")
     assert "Common Shares (par value $0.20 per Share) LRK" in turn.answer
+    asked = ctx.chat.ask("Does Larkspur have debt securities registered on a national securities exchange?")
+    assert asked.answer.startswith("No: the filing's cover (page 1) registers no debt")
 
 
 def test_a_library_without_such_a_cover_is_answered_by_the_model(ctx, llm, tmp_path):

@@ -31,11 +31,12 @@ _ASKED = re.compile(
 )
 _WHAT = re.compile(r"^\W*(?:which|what|list|name)\b|\b(?:which|what)\s+(?:debt\s+)?(?:securities|classes|notes)", re.I)
 _DEBT = re.compile(r"\b(?:debt|notes?|bonds?|debentures?)\b", re.I)
+_YES_NO = re.compile(r"^\W*(?:and\s+)?(?:does|do|did|has|have|had|is|are)\b", re.I)
 
 
 def asks_registered(question: str) -> bool:
     """True for "Which debt securities are registered to trade on a national securities exchange …?"."""
-    return bool(_ASKED.search(question) and _WHAT.search(question))
+    return bool(_ASKED.search(question) and (_WHAT.search(question) or _YES_NO.search(question)))
 
 
 def listed_for(
@@ -95,12 +96,15 @@ def _said(question: str, classes: list[str], page: int | None) -> str:
     shown = [quoted(c, 160) for c in classes]
     if _DEBT.search(question):
         debt = [c for c, raw in zip(shown, classes, strict=True) if is_debt(raw)]
+        yes_no = bool(_YES_NO.search(question))
         if not debt:
             listed = "; ".join(shown)
-            return f"None: {where} registers no debt under Section 12(b) of the Exchange Act, only: {listed}. [1]"
+            said = "No" if yes_no else "None"
+            return f"{said}: {where} registers no debt under Section 12(b) of the Exchange Act, only: {listed}. [1]"
         items = "\n".join(f"- {c}" for c in debt)
         return (
-            f"{len(debt)} debt securit{'ies are' if len(debt) != 1 else 'y is'} registered under Section 12(b) "
+            ("Yes: " if yes_no else "")
+            + f"{len(debt)} debt securit{'ies are' if len(debt) != 1 else 'y is'} registered under Section 12(b) "
             f"of the Exchange Act ({where}):\n\n{items}\n\n[1]"
         )
     items = "\n".join(f"- {c}" for c in shown)
