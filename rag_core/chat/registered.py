@@ -44,16 +44,18 @@ def listed_for(
     question: str,
     condensed: str,
     found: Retrieved,
+    names: list[str] | None,
     preview: dict[str, Any] | None = None,
 ) -> tuple[str | None, Retrieved]:
     """The answer the cover gives to the question as typed, else as rewritten (None when
     neither asks such a thing or no cover of the documents found lists the classes), and the
-    sources with the cover's passage first (``preview``'s source number follows its passage)."""
+    sources with the cover's passage first (``preview``'s source number follows its passage).
+    ``names``: the documents the session searches (None: all); no other document's cover is read."""
     question = question if asks_registered(question) else condensed
     if not found.nodes or not asks_registered(question):
         return None, found
-    bm25 = components.keywords.get(None)
-    for doc in _filings(components, question, found):
+    bm25 = components.keywords.get(names)
+    for doc in (d for d in _filings(components, question, found) if d in bm25.doc_chunks):
         for page, chunks in _covers(bm25, doc):
             classes = registered_classes("\n".join(c.get_content() for c in chunks))
             if not classes:

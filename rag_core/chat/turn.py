@@ -207,7 +207,7 @@ class Turn:
         self._computed, found = computed_for(
             self.components, self.question, self.condensed_question, found, self._names, first
         )
-        listed, found = listed_for(self.components, self.question, self.condensed_question, found, first)
+        listed, found = listed_for(self.components, self.question, self.condensed_question, found, self._names, first)
         sources = self._sources(found)
         language = self.components.language_notices(self.question, sources)
         said = search_notices(self._asked_notices, found.notices, language, found.stats, bool(found.nodes))
