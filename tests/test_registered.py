@@ -194,7 +194,9 @@ def test_a_follow_up_rewritten_to_ask_it_is_answered_from_the_cover(make_setting
 
 def test_a_session_that_searches_other_documents_reads_no_cover_outside_them(make_settings, llm, tmp_path):
     ctx = _filing(make_settings, llm, tmp_path, ["Common Stock LRK Nasdaq", "4.000% Notes due 2040 LRK40 Nasdaq"])
-    (tmp_path / "memo.md").write_text("# Larkspur memo\n\nLarkspur's debt securities are notes registered on an exchange.\n")
+    (tmp_path / "memo.md").write_text(
+        "# Larkspur memo\n\nLarkspur's debt securities are notes registered on an exchange.\n"
+    )
     ctx.ingestion.ingest_paths([tmp_path / "memo.md"])
     sid = ctx.sessions.create("memo only").id
     ctx.sessions.set_doc_filter(sid, ["memo.md"])
