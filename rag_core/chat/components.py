@@ -147,6 +147,14 @@ class ChatComponents:
         known = self.entities.current()
         return [*(name.text for name in names if not known.about(name)), *missing]
 
+    def company_documents(self, stats: Mapping[str, Any]) -> list[str]:
+        """The documents of the company the question names (the search's ``entity_docs``), as the
+        keyword index names them: a unit of a filing with sections is "AMERICANEXPRESS_2022_10K.pdf
+        (pages 1-155)", its document the file."""
+        units = stats.get("entity_docs") or ()
+        known = self.entities.current() if self.entities is not None and units else None
+        return [*dict.fromkeys(known.document(u) for u in units)] if known is not None else list(units)
+
     def cover_of(self, doc: str, page: Any) -> int:
         """The first page of the section ``page`` of ``doc`` is in (1 but in a document that
         joins others' pages): where the company its figures belong to is named."""

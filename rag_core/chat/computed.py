@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -333,14 +332,10 @@ def computed_for(
     if not found.nodes or not components.settings.check_figures:
         return None, found
     asked = question if formula_of(question) else condensed
-    bm25, units = components.keywords.get(names), found.stats.get("entity_docs") or ()
-    # the company's documents: a unit of a filing with sections is "AMERICANEXPRESS_2022_10K.pdf (pages 1-155)"
-    known = components.entities.current() if components.entities is not None and units else None
-    also = [*dict.fromkeys(known.document(u) for u in units)] if known is not None else list(units)
+    bm25, also = components.keywords.get(names), components.company_documents(found.stats)
     computation = Computation(asked, found.nodes, bm25, components.settings.paths.files, also)
     nodes = [*found.nodes, *computation.nodes]
     key = lambda n: (doc_of(n.node), (n.node.metadata or {}).get("page"))  # noqa: E731
-    was = found.nodes[int(preview["source"]) - 1].node.node_id if preview and preview.get("source") else None
     if computation.answers:  # the app answers from the operands' pages: what it is read from leads the sources
         first = [n for n in nodes if key(n) in computation.pages]
         ids = {n.node.node_id for n in first}
@@ -351,6 +346,4 @@ def computed_for(
         # drove gross margin change": its income statement, without a cost of sales, is the evidence)
         rest = [n for n in nodes if key(n) != key(statement)]
         nodes = [*rest[: len(found.nodes) - 1], statement, *rest[len(found.nodes) - 1 :]]
-    if preview is not None and was is not None:  # the preview's source number follows its passage
-        preview["source"] = next(i + 1 for i, n in enumerate(nodes) if n.node.node_id == was)
-    return computation, replace(found, nodes=nodes)
+    return computation, found.reordered(nodes, preview)

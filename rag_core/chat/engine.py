@@ -21,7 +21,7 @@ import functools
 import re
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -134,6 +134,15 @@ class Retrieved:
     notices: list[str] = field(default_factory=list)
     extras: dict[str, dict[str, float]] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
+
+    def reordered(self, nodes: list[NodeWithScore], preview: dict[str, Any] | None = None) -> Retrieved:
+        """The same search with ``nodes`` as its passages (an app's answer puts the pages it is
+        read from first); ``preview``'s source number follows its passage (to the first source
+        when its passage is gone, as a passage of the cover taken for the cover)."""
+        if preview is not None and preview.get("source"):
+            was = self.nodes[int(preview["source"]) - 1].node.node_id
+            preview["source"] = next((i + 1 for i, n in enumerate(nodes) if n.node.node_id == was), 1)
+        return replace(self, nodes=nodes)
 
 
 class DocentChatEngine(BaseChatEngine):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 from llama_index.core.schema import NodeWithScore, TextNode
@@ -61,12 +60,9 @@ def listed_for(
             if not classes:
                 continue
             cover = next((c for c in chunks if _TABLE.search(c.get_content())), chunks[0])
-            was = found.nodes[int(preview["source"]) - 1].node.node_id if preview and preview.get("source") else None
-            on_cover = {cover.node_id, *(c.node_id for c in chunks)}
+            on_cover = {c.node_id for c in chunks}
             nodes = [NodeWithScore(node=cover, score=1.0), *(n for n in found.nodes if n.node.node_id not in on_cover)]
-            if preview is not None and was is not None:  # a passage of the cover is the cover's
-                preview["source"] = next((i + 1 for i, n in enumerate(nodes) if n.node.node_id == was), 1)
-            return _said(question, classes, page), replace(found, nodes=nodes)
+            return _said(question, classes, page), found.reordered(nodes, preview)
     return None, found
 
 
@@ -85,10 +81,9 @@ def _covers(bm25: BM25, doc: str) -> Iterator[tuple[int | None, list[TextNode]]]
 def _filings(components: ChatComponents, question: str, found: Retrieved) -> list[str]:
     """The filings whose covers are read: the company's the question names (else those the
     search found), the one whose name holds the year (and quarter) asked first."""
-    units = found.stats.get("entity_docs") or ()
-    known = components.entities.current() if components.entities is not None and units else None
-    docs = [known.document(u) for u in units] if known is not None else list(units)
-    docs = [*dict.fromkeys([*(d for d in map(doc_of, (n.node for n in found.nodes)) if not units or d in docs), *docs])]
+    company = components.company_documents(found.stats)
+    searched = (doc_of(n.node) for n in found.nodes)
+    docs = [*dict.fromkeys([*(d for d in searched if not company or d in company), *company])]
     asked = period_aliases(question) | set(re.findall(r"\b(?:19|20)\d{2}\b", question))
     return sorted(docs, key=lambda d: -sum(a in d.lower() for a in asked))
 

@@ -6,10 +6,11 @@ Every 10-K's and 10-Q's cover has the table: American Express's 2022 10-K lists 
 common stock and four notes ("0.950% Notes due 2023 MMM23 New York Stock Exchange"),
 Coca-Cola's 2017 10-K its common stock and notes without trading symbols ("1.125% Notes Due
 2022 New York Stock Exchange"), Corning's, American Water Works', AMD's and Activision
-Blizzard's their common stock alone; an HTML cover's cells are set apart by "|" (Galaxy Gaming's
-10-K: "Common stock | | GLXZ | | OTCQB marketplace", registered "under" Section 12(b)) (and so do the SEC set's 10-Qs: Apple's and Microsoft's notes
-beside their common stock; Amazon's, Intel's and NVIDIA's common stock alone). The table ends where Section 12(g)'s line, a note or the
-check boxes begin.
+Blizzard's their common stock alone; so do the SEC set's 10-Qs (Apple's and Microsoft's notes
+beside their common stock; Amazon's, Intel's and NVIDIA's common stock alone). An HTML cover's
+cells are set apart by "|" (Galaxy Gaming's 10-K: "Common stock | | GLXZ | | OTCQB
+marketplace", registered "under" Section 12(b)). The table ends where Section 12(g)'s line, a
+note or the check boxes begin.
 """
 
 from __future__ import annotations
