@@ -487,3 +487,26 @@ def test_a_filing_with_sections_is_read_by_its_document_s_name(filing, monkeypat
     computation, _ = computed_for(components, question, question, found, None)
     assert computation is not None and computation.result is not None
     assert computation.result.describe(question).startswith("Current ratio: 3.33 = 7,001 / 2,100")
+
+
+@pytest.mark.parametrize(
+    ("question", "pages"),
+    [
+        # the analysts' wording in FinanceBench's questions on 3M's, American Express's and Coca-Cola's filings
+        ("What was the largest liability in Larkspur's Balance Sheet in 2019?", [3]),
+        ("Using the P&L, which cost of Larkspur grew most in FY2019?", [2]),
+        ("Using the balance sheet and the income statement, how did Larkspur fund its growth in 2019?", [3, 2]),
+        ("What does Larkspur sell?", []),  # names no statement: the sources as found
+    ],
+)
+def test_a_statement_the_question_names_is_among_the_sources(filing, question, pages):
+    from rag_core.chat.computed import computed_for
+    from rag_core.chat.engine import Retrieved
+
+    bm25 = filing.chat.components.keywords.get(None)
+    cover = [NodeWithScore(node=bm25.nodes[i], score=1.0) for i in bm25.page_nodes[("larkspur-10k.pdf", 1)]]
+    cover += [NodeWithScore(node=TextNode(text=f"note {i}", metadata={"page": 10 + i}), score=0.5) for i in range(4)]
+    computation, found = computed_for(filing.chat.components, question, question, Retrieved(cover), None)
+    assert computation is not None and computation.result is None  # nothing to compute: the model answers
+    shown = [(n.node.metadata or {}).get("page") for n in found.nodes[: len(cover)]]
+    assert shown == [1, 10, 11, 12, 13][: len(cover) - len(pages)] + pages  # in place of the weakest, in order

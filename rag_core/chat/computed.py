@@ -71,6 +71,17 @@ STATEMENTS: dict[str, tuple[str, re.Pattern[str]]] = {
         re.compile(r"\bstatements?\s+of\s+(?:consolidated\s+)?cash\s+flows?\b", re.I),
     ),
 }
+# A statement as an analyst's question names it, to say where to look: "… the details shown in the cash
+# flow statement" (3M), "the largest liability in American Express's Balance Sheet", "the statement of
+# income" (Activision Blizzard, Corning), "the P&L" (Coca-Cola), "the income statement" (Corning).
+NAMED = {
+    "income": re.compile(
+        r"\bincome\s+statements?\b|\bstatements?\s+of\s+(?:operations|income|earnings)\b|\bP\s?&\s?L\b", re.I
+    ),
+    "balance": STATEMENTS["balance"][1],
+    "cash": re.compile(r"\bcash\s+flows?\s+statements?\b|\bstatements?\s+of\s+cash\s+flows?\b", re.I),
+}
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
 # What may stand before a statement's title on its own line ("CONDENSED CONSOLIDATED BALANCE SHEETS"):
 # a title after other words is a sentence or a note naming the statement (3M's MD&A page "Individual
 # amounts in the Consolidated Statement of Cash Flows exclude …", its "NOTE 7. Supplemental Balance
@@ -234,6 +245,19 @@ class Computation:
         pages = [key for key in self._ordered(self._wanted) if titled(self._head(*key), title)]
         return self._passage(*pages[0], "") if pages else None
 
+    def named(self) -> list[NodeWithScore]:
+        """A passage of each statement the question names, in the order it names them: the titled
+        page with statement columns, of the filing of the latest year the question names first."""
+        latest = max(map(int, _YEAR.findall(self.question)), default=0)
+        found = sorted((m.start(), kind) for kind, named in NAMED.items() if (m := named.search(self.question)))
+        out: list[NodeWithScore] = []
+        for _, kind in found:
+            title = STATEMENTS[kind][1]
+            pages = [key for key in self._statements(kind) if titled(self._head(*key), title) and self._newest(*key)]
+            pages.sort(key=lambda key: (self._newest(*key) != latest, -self._newest(*key)))
+            out += [chosen] if pages and (chosen := self._passage(*pages[0], "")) is not None else []
+        return out
+
     def evidence(self, nodes: Sequence[NodeWithScore], figures: TurnFigures | None = None) -> list[Evidence]:
         """The computation as the first thing the model reads, numbered as the source of its
         first operand's page (so that the answer cites that page); the figure check counts it
@@ -346,4 +370,11 @@ def computed_for(
         # drove gross margin change": its income statement, without a cost of sales, is the evidence)
         rest = [n for n in nodes if key(n) != key(statement)]
         nodes = [*rest[: len(found.nodes) - 1], statement, *rest[len(found.nodes) - 1 :]]
+    elif computation.result is None and (
+        named := [n for n in computation.named() if key(n) not in map(key, found.nodes)]
+    ):
+        # the question says which statement to read ("using the balance sheet"): its page is among the sources
+        rest = [n for n in nodes if key(n) not in {key(m) for m in named}]
+        cut = max(len(found.nodes) - len(named), 0)
+        nodes = [*rest[:cut], *named, *rest[cut:]]
     return computation, found.reordered(nodes, preview)
