@@ -352,8 +352,9 @@ def test_a_long_conversation_folds_its_older_turns_into_a_summary_not_dropping_t
     last_prompt = llm.chats[-1]
     assert last_prompt[1].role.value == "system" and "Summary of the earlier conversation" in last_prompt[1].content
     assert "Pump 2 delivers 102 litres" in last_prompt[1].content
-    # the recent turns are still there word for word
-    assert any((m.content or "").startswith("Pump 29 delivers 129 litres per minute [1].") for m in last_prompt)
+    # the recent turns are still there word for word, without their own turns' source numbers
+    assert any((m.content or "").startswith("Pump 29 delivers 129 litres per minute. More") for m in last_prompt)
+    assert not any("[1]" in (m.content or "") for m in last_prompt if m.role.value == "assistant")
 
 
 def test_a_chinese_question_nothing_english_answers_gets_no_unrelated_passage(indexed, llm):

@@ -61,19 +61,21 @@ def test_a_wrong_figure_is_marked_where_it_stands_and_the_table_says_what_it_is(
 
 def test_the_next_turn_reads_the_answer_as_written_not_the_marks_that_quote_the_sources(acme):
     """The marks quote the documents ("… is Net income, six months …"); document text reaches the
-    model only fenced, as sources: the history holds the answer as the model wrote it."""
+    model only fenced, as sources: the history holds the answer as the model wrote it, without the
+    source numbers of its own turn (a rewrite copied one: "… in the nine months ended in [3]?")."""
     ctx, llm, sid = acme
     written = "Acme's net income for the three months ended July 30, 2023 was $823 million [1]."
     llm.script(answers=[written, "It was $1,350 million [1]."], condense=["What was Acme's revenue?"])
     marked = ctx.chat.ask(QUARTER, session_id=sid).answer
     assert "⚠" in marked and ctx.sessions.messages(sid)[-1].content == marked  # shown and stored marked
     ctx.chat.ask("And its revenue?", session_id=sid)
-    assert written in llm.prompts[-1]  # the rewrite's prompt holds the answer as written
+    plain = written.replace(" [1]", "")
+    assert plain in llm.prompts[-1] and "[1]" not in llm.prompts[-1]  # the rewrite's prompt: as written, uncited
     assert all("⚠" not in p for p in llm.prompts)  # not the marks
     llm.script(answers=["Revenue was $1,350 million [1]."])
     ctx.chat.ask("What was Acme's revenue for the quarter ended July 30, 2023?", session_id=sid)  # self-contained
     history = [m.content for m in llm.chats[-1] if m.role.value == "assistant"]
-    assert history[0] == written and all("⚠" not in h for h in history)  # the answer's prompt: as written too
+    assert history[0] == plain and all("⚠" not in h for h in history)  # the answer's prompt: as written too
 
 
 def test_the_cell_the_question_asks_for_is_the_first_evidence_the_model_reads(acme):

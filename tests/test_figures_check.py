@@ -810,3 +810,54 @@ def test_a_heading_run_into_its_sentence_is_no_one_s_name():
         ("$32 million", "found")
     ]
     assert status("Display Technologies sold glass for $90 million [1].") == [("$90 million", "mismatch")]
+
+
+# NVIDIA's 10-Q (2023 Q3): its balance sheet, and a note's warranty table on another page
+ORION_POSITION = """ORION CORPORATION AND SUBSIDIARIES
+CONDENSED CONSOLIDATED BALANCE SHEETS
+(In millions)
+(Unaudited)
+October 29, January 29,
+2023 2023
+LIABILITIES AND SHAREHOLDERS' EQUITY
+Current liabilities:
+Accounts payable $ 2,380 $ 1,193
+Accrued and other current liabilities 5,472 4,120
+Short-term debt 1,249 1,250
+Total current liabilities 9,101 6,563
+Long-term debt 8,457 9,703"""
+ORION_WARRANTY = """The estimated product returns and estimated product warranty activity consisted of the following:
+Three Months Ended Nine Months Ended
+October 29, 2023 October 30, 2022 October 29, 2023 October 30, 2022
+(In millions)
+Balance at beginning of period $ 115 $ 168 $ 82 $ 46
+Additions 50 3 105 141
+Utilization (23) (67) (45) (83)
+Balance at end of period $ 142 $ 104 $ 142 $ 104"""
+
+
+def test_a_statement_the_question_names_is_where_to_look_not_a_row():
+    # FinanceBench's analysts write "using the balance sheet", "the P&L statement" (3M's, Coca-Cola's and
+    # Corning's questions): "balance" and "end" once made the warranty note's "Balance at end of period" the
+    # row a right total current liabilities was marked against
+    orion = "Orion Corporation"
+    sources = [
+        Passage(1, ORION_POSITION, "2023 Q3 ORION.pdf", 5, orion),
+        Passage(2, ORION_WARRANTY, "2023 Q3 ORION.pdf", 20, orion),
+    ]
+    answer = "Orion's total current liabilities at the end of its third quarter of fiscal 2024 were $9,101 million."
+    for question in (
+        "Using the balance sheet, what were Orion's total current liabilities at the end of its third quarter of "
+        "fiscal 2024?",
+        "What were Orion's total current liabilities at the end of its third quarter of fiscal 2024, as shown in "
+        "the Consolidated Balance Sheets?",
+    ):
+        (fig,) = check_answer(answer, question, sources).figures
+        assert fig.status == "found" and fig.passage == 1
+    # the row is still told apart when it is what the answer names
+    (fig,) = check_answer(
+        "Orion's warranty balance at the end of the period was $9,101 million.",
+        "Using the balance sheet, what was Orion's warranty balance at the end of the period?",
+        sources,
+    ).figures
+    assert fig.status != "found"

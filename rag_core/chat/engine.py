@@ -57,6 +57,16 @@ def trim_history(messages: list[ChatMessage], token_limit: int, question: str | 
     return memory.get(input=question)
 
 
+_MARKERS = re.compile(r"\s*(?<![\w\]])\[\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\](?:\s*\[\d{1,3}\])*")
+
+
+def uncited(answer: str) -> str:
+    """``answer`` without its source markers ("[3]", "[1][2]", "[1, 2]"): they number the sources of
+    its own turn, and in a later turn's prompt they would point at other sources (a rewrite copied
+    one into the question searched: "… in the nine months ended in [3]?")."""
+    return _MARKERS.sub("", answer)
+
+
 def clean_condensed(raw: str, fallback: str) -> str:
     """The model's rewrite, without quotes, labels or a second line; the original if empty,
     or if the model echoed one of the prompt's example rewrites (a small model sometimes

@@ -30,7 +30,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.utils import get_tokenizer
 
 from rag_core.chat.components import ChatComponents
-from rag_core.chat.engine import condense_question, rule_rewrite, trim_history
+from rag_core.chat.engine import condense_question, rule_rewrite, trim_history, uncited
 from rag_core.chat.messages import ChatTurn, History, as_chat_messages, count_tokens, to_source
 from rag_core.chat.summary import fold
 from rag_core.chat.turn import Turn
@@ -182,6 +182,7 @@ class ChatService:
         # an answer as the model wrote it, without the check's marks: they quote the documents,
         # and document text reaches the model only fenced, as sources (``Turn._store``)
         past = [replace(m, content=m.meta["written"]) if m.meta.get("written") else m for m in past]
+        past = [replace(m, content=uncited(m.content)) if m.role == "assistant" else m for m in past]
         c = self.components
         summary, recent = fold(self.sessions, session_id, past, c.memory_budget(question), count_tokens, c.summary_llm)
         history = [ChatMessage(role=MessageRole(m.role), content=m.content) for m in recent]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rag_core.figures import keyed, named
-from rag_core.figures.labels import agreement, concepts, content, words
+from rag_core.figures.labels import agreement, concepts, content, where_not_what, words
 from rag_core.figures.numbers import Number
 from rag_core.figures.periods import DATE, Period, agree, parse_date, period_named
 from rag_core.figures.sources import entity_keys, named_entities
@@ -100,10 +100,14 @@ def question_parts(question: str, known: set[str] | None = None) -> list[Ask]:
                 mentions.append((pos, key))
     dates = [(m.start(), m) for m in DATE.finditer(question) if parse_date(m)]
     if len(mentions) < 2:
-        return _by_item([Ask(question, content(question), period_named(question), {k for _, k in mentions})])
+        return _by_item(
+            [Ask(question, content(where_not_what(question)), period_named(question), {k for _, k in mentions})]
+        )
     cuts = [0] + [pos for pos, _ in mentions[1:]] + [len(question)]
     parts = [question[cuts[i] : cuts[i + 1]] for i in range(len(mentions))]
-    asks = [Ask(p, content(p), period_named(p), {key}) for p, (_, key) in zip(parts, mentions, strict=True)]
+    asks = [
+        Ask(p, content(where_not_what(p)), period_named(p), {key}) for p, (_, key) in zip(parts, mentions, strict=True)
+    ]
     whole = period_named(question)
     for i, ask in enumerate(asks):
         if len(dates) == len(asks):  # "Apple's and NVIDIA's ... ended July 1, 2023 and July 30, 2023"

@@ -152,6 +152,23 @@ NEUTRAL = frozenset(
     "reported reportable segment segments statement statements by figure value were was expense expenses cost costs "
     "spending spend spent".split()
 )
+# A statement the question names as where to look ("using the balance sheet", "the P&L statement",
+# FinanceBench's analysts on 3M's, Coca-Cola's and Corning's filings): where a figure stands, not which row
+# it is. Its words were read as the row's qualifiers: asked "Using the balance sheet, what were NVIDIA's
+# total current liabilities …", the right $9,101 million was marked as "Balance at end of period"'s.
+STATEMENT_NAME = re.compile(
+    r"(?<![\w-])(?:(?:condensed\s+)?consolidated\s+)?(?:balance\s+sheets?|(?:income|cash\s+flows?|p\s?&\s?l)\s+statements?"
+    r"|statements?\s+of\s+(?:consolidated\s+)?(?:operations|income|earnings|cash\s+flows?|financial\s+(?:position|condition))"
+    r"|p\s?&\s?l)(?![\w&])",
+    re.IGNORECASE,
+)
+
+
+def where_not_what(text: str) -> str:
+    """``text`` without the statements it names as where to look."""
+    return STATEMENT_NAME.sub(" ", text)
+
+
 # Words of a period, a comparison or a sentence's verb: never a line item's qualifier.
 _PERIOD_WORDS = frozenset(
     "three six nine twelve month months week weeks ended ending quarter quarters quarterly year years fiscal first "
