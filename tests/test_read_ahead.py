@@ -18,6 +18,7 @@ from tests.fakes import ScriptedLLM
 
 QUESTION = "How many litres per minute does the Zephyr pump deliver?"
 ANSWER = "The Zephyr pump delivers 42 litres per minute [1]."
+WRITTEN = "The Zephyr pump delivers 42 litres per minute."  # as the next turn reads it: without its source number
 
 
 class ReadingLLM(ScriptedLLM):
@@ -72,8 +73,8 @@ def test_after_an_answer_the_model_reads_the_beginnings_of_both_follow_up_prompt
     ctx.chat.ask(QUESTION, sid)
     assert llm.done.wait(10)
     [[answer_start, rewrite_start]] = llm.read
-    assert ANSWER in rewrite_start  # the rewrite's beginning: the conversation, with the last exchange
-    assert ANSWER not in answer_start and answer_start.startswith(
+    assert WRITTEN in rewrite_start  # the rewrite's beginning: the conversation, with the last exchange
+    assert WRITTEN not in answer_start and answer_start.startswith(
         "<|im_start|>system"
     )  # the answer's: the system prompt
     assert llm.slots == [[0, 1]]  # the answer's beginning in the answers' slot, the rewrite's in the other
@@ -87,7 +88,7 @@ def test_after_an_answer_the_model_reads_the_beginnings_of_both_follow_up_prompt
     # the system prompt the answers' slot holds; a self-contained one after the conversation.
     assert completion_to_chatml(llm.prompts[-1]).startswith(rewrite_start)
     rewritten = messages_to_chatml(llm.chats[-1])
-    assert rewritten.startswith(answer_start) and ANSWER not in rewritten
+    assert rewritten.startswith(answer_start) and WRITTEN not in rewritten
     assert len(rewritten) > len(answer_start)  # the sources and question follow
     assert llm.done.wait(10)
     llm.script(answers=["It is 40 cm tall [1]."])

@@ -39,7 +39,7 @@ from rag_core.chat import read_ahead
 from rag_core.chat.checking import TurnFigures, chunks_in
 from rag_core.chat.components import ChatComponents
 from rag_core.chat.computed import COMPUTED_BY, Computation, computed_for
-from rag_core.chat.engine import DocentChatEngine, Retrieved, first_query, standing
+from rag_core.chat.engine import DocentChatEngine, Retrieved, first_query, standing, uncited
 from rag_core.chat.evidence import preview_of
 from rag_core.chat.messages import (
     STOPPED_MARK,
@@ -340,7 +340,7 @@ class Turn:
         try:
             self.stored = self.components.sessions.append(self.session_id, message)
             # a follow-up may come: the model reads its prompts' beginnings meanwhile
-            exchange = (self.question, message.meta.get("written") or answered.answer)
+            exchange = (self.question, uncited(message.meta.get("written") or answered.answer))
             read_ahead.start(self.components, self._engine, self._history, self._summary, exchange)
         except DiskFullError as e:  # the answer was written on screen: say it is not kept, don't lose the turn
             answered.notices.append(e.unsaved_notice())
