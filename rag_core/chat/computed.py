@@ -24,6 +24,7 @@ from rag_core.chat.engine import Retrieved
 from rag_core.chat.evidence import Evidence
 from rag_core.figures.formulas import Figure, Result, compute, formula_of, show
 from rag_core.figures.items import LABEL_PATTERNS
+from rag_core.figures.labels import STATEMENT_NAMED
 from rag_core.figures.numbers import read_numbers
 from rag_core.figures.statements import StatementRow, find_row, statement_rows, value_in
 from rag_core.loaders.layout import page_rows
@@ -70,16 +71,6 @@ STATEMENTS: dict[str, tuple[str, re.Pattern[str]]] = {
         "consolidated statements of cash flows operating activities investing activities financing activities net cash",
         re.compile(r"\bstatements?\s+of\s+(?:consolidated\s+)?cash\s+flows?\b", re.I),
     ),
-}
-# A statement as an analyst's question names it, to say where to look: "… the details shown in the cash
-# flow statement" (3M), "the largest liability in American Express's Balance Sheet", "the statement of
-# income" (Activision Blizzard, Corning), "the P&L" (Coca-Cola), "the income statement" (Corning).
-NAMED = {
-    "income": re.compile(
-        r"\bincome\s+statements?\b|\bstatements?\s+of\s+(?:operations|income|earnings)\b|\bP\s?&\s?L\b", re.I
-    ),
-    "balance": STATEMENTS["balance"][1],
-    "cash": re.compile(r"\bcash\s+flows?\s+statements?\b|\bstatements?\s+of\s+cash\s+flows?\b", re.I),
 }
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
 # What may stand before a statement's title on its own line ("CONDENSED CONSOLIDATED BALANCE SHEETS"):
@@ -249,7 +240,9 @@ class Computation:
         """A passage of each statement the question names, in the order it names them: the titled
         page with statement columns, of the filing of the latest year the question names first."""
         latest = max(map(int, _YEAR.findall(self.question)), default=0)
-        found = sorted((m.start(), kind) for kind, named in NAMED.items() if (m := named.search(self.question)))
+        found = sorted(
+            (m.start(), kind) for kind, named in STATEMENT_NAMED.items() if (m := named.search(self.question))
+        )
         out: list[NodeWithScore] = []
         for _, kind in found:
             title = STATEMENTS[kind][1]

@@ -152,16 +152,26 @@ NEUTRAL = frozenset(
     "reported reportable segment segments statement statements by figure value were was expense expenses cost costs "
     "spending spend spent".split()
 )
-# A statement the question names as where to look ("using the balance sheet", "the P&L statement",
-# FinanceBench's analysts on 3M's, Coca-Cola's and Corning's filings): where a figure stands, not which row
-# it is. Its words were read as the row's qualifiers: asked "Using the balance sheet, what were NVIDIA's
-# total current liabilities …", the right $9,101 million was marked as "Balance at end of period"'s.
-STATEMENT_NAME = re.compile(
-    r"(?<![\w-])(?:(?:condensed\s+)?consolidated\s+)?(?:balance\s+sheets?|(?:income|cash\s+flows?|p\s?&\s?l)\s+statements?"
-    r"|statements?\s+of\s+(?:consolidated\s+)?(?:operations|income|earnings|cash\s+flows?|financial\s+(?:position|condition))"
-    r"|p\s?&\s?l)(?![\w&])",
-    re.IGNORECASE,
-)
+# A statement the question names as where to look, by kind: "… the details shown in the cash flow
+# statement" (3M), "the largest liability in American Express's Balance Sheet", "the statement of income"
+# (Activision Blizzard, Corning), "the P&L statement" (Coca-Cola), "the income statement" (Corning), all
+# FinanceBench's analysts. Where a figure stands, not which row it is: its words were read as the row's
+# qualifiers (asked "Using the balance sheet, what were NVIDIA's total current liabilities …", the right
+# $9,101 million was marked as a note's "Balance at end of period"'s).
+_STATEMENT_NAMES = {
+    "income": r"income\s+statements?|statements?\s+of\s+(?:consolidated\s+)?(?:operations|income|earnings)"
+    r"|p\s?&\s?l(?:\s+statements?)?",
+    "balance": r"balance\s+sheets?|statements?\s+of\s+(?:consolidated\s+)?financial\s+(?:position|condition)",
+    "cash": r"cash\s+flows?\s+statements?|statements?\s+of\s+(?:consolidated\s+)?cash\s+flows?",
+}
+
+
+def _statement_named(body: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-])(?:(?:condensed\s+)?consolidated\s+)?(?:{body})(?![\w&])", re.IGNORECASE)
+
+
+STATEMENT_NAMED = {kind: _statement_named(body) for kind, body in _STATEMENT_NAMES.items()}
+STATEMENT_NAME = _statement_named("|".join(_STATEMENT_NAMES.values()))
 
 
 def where_not_what(text: str) -> str:
