@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 from rag_core import build_context
+from rag_core.retrieval.dates import Covers, reported
 from rag_core.retrieval.reports import named_reports, names_report
 from tests.pdfgen import make_pdf
 from tests.test_pages import DISCUSSION, OTHER, STATEMENT, filing
@@ -22,9 +23,9 @@ def test_the_report_named_by_quarter_and_year_or_the_latest_is_kept():
     dates = {"2022 Q4 AAPL.pdf": date(2022, 12, 31), "2023 Q1 AAPL.pdf": date(2023, 4, 1)}
     read = []
 
-    def dated() -> tuple[dict[str, date], dict[str, tuple[int, int]]]:
+    def dated() -> Covers:
         read.append(1)
-        return dates, {}
+        return dates, {}, {}
 
     assert named_reports("Apple's revenue in the Q1 2023 10-Q?", units, str, dated) == ["2023 Q1 AAPL.pdf"]
     assert named_reports("Apple's revenue in its first quarter 2023 report?", units, str, dated) == ["2023 Q1 AAPL.pdf"]
@@ -81,3 +82,74 @@ def test_a_release_named_by_the_quarter_on_its_first_page_is_the_one_asked(make_
     found = ctx.chat.search("What were Acme's total operating expenses in Q3 FY24?")
     assert {s["file"] for s in found.sources} == {"acme-release-b.pdf"}
     assert len({s["file"] for s in ctx.chat.search("What were Acme's total operating expenses?").sources}) > 1
+
+
+# Covers as the SEC form words them (3M's 2018 and 2022 10-Ks, Corning's 2020-2022, Walmart's
+# fiscal year ended January 31, 2020; NVIDIA's 10-Q of its fiscal 2024's third quarter)
+ANNUAL = "For the fiscal year ended December 31, {}\nCommission file number 1-3285"
+YEARS = {f"3M_{y}_10K.pdf": ("year", date(y, 12, 31)) for y in (2018, 2020, 2022)}
+
+
+def test_a_year_asked_drops_the_filings_of_earlier_periods_only():
+    units = list(YEARS)
+
+    def covers() -> Covers:
+        return {}, {}, YEARS
+
+    assert named_reports("Is 3M a capital-intensive business based on FY2022 data?", units, str, covers) == [
+        "3M_2022_10K.pdf"
+    ]
+    fy21 = "How much has the effective tax rate of 3M changed between FY2021 and FY2022?"
+    assert named_reports(fy21, units, str, covers) == ["3M_2022_10K.pdf"]  # the earliest year named
+    assert named_reports("3M's FY20 capex?", units, str, covers) == ["3M_2020_10K.pdf", "3M_2022_10K.pdf"]
+    assert named_reports("What drove 3M's growth in fiscal 2018?", units, str, covers) == units
+    assert named_reports("3M's revenue in 2030?", units, str, covers) == units  # none reports it: kept
+    assert named_reports("What capex does 3M expect for 2022?", units, str, covers) == units  # looking ahead
+    assert named_reports("What was 3M's capex?", units, str, covers) == units
+    unknown = [*units, "3m-analyst-day.pdf"]  # no cover: it may report the year
+    assert named_reports("3M's FY2022 revenue?", unknown, str, covers) == ["3M_2022_10K.pdf", "3m-analyst-day.pdf"]
+    # a 10-Q may be of the next fiscal year already: NVIDIA's quarter ended October 29, 2023 is of fiscal 2024
+    nvidia = {"NVDA 10-Q.pdf": ("quarter", date(2023, 10, 29)), "NVDA 10-K FY2022.pdf": ("year", date(2022, 1, 30))}
+    assert named_reports("NVIDIA's fiscal 2024 revenue so far?", list(nvidia), str, lambda: ({}, {}, nvidia)) == [
+        "NVDA 10-Q.pdf"
+    ]
+
+
+def test_a_cover_says_the_period_its_filing_reports():
+    assert reported(ANNUAL.format(2022)) == ("year", date(2022, 12, 31))
+    assert reported("FORM 10-K\nFor the fiscal year ended January 31, 2020\nor") == ("year", date(2020, 1, 31))
+    jpmorgan = "For the quarterly period ended Commission file March 31, 2021 number 1-5805 JPMorgan Chase & Co."
+    assert reported(jpmorgan) == ("quarter", date(2021, 3, 31))
+    assert reported("Apple Inc.\nFor the Quarterly Period Ended June 25, 2022") == ("quarter", date(2022, 6, 25))
+    assert reported("Acme Inc. Reports Results for the Third Quarter of Fiscal 2024") is None
+
+
+def test_the_real_covers_say_their_periods(shared_data):
+    import pypdfium2 as pdfium
+
+    expected = {
+        "financebench/pdfs/3M_2018_10K.pdf": ("year", date(2018, 12, 31)),
+        "financebench/pdfs/CVSHEALTH_2022_10K.pdf": ("year", date(2022, 12, 31)),
+        "financebench/pdfs/WALMART_2020_10K.pdf": ("year", date(2020, 1, 31)),
+        "financebench/pdfs/JPMORGAN_2021Q1_10Q.pdf": ("quarter", date(2021, 3, 31)),
+        "sec10q/data/v1/docs/2023 Q3 NVDA.pdf": ("quarter", date(2023, 10, 29)),
+        "sec10q/data/v1/docs/2022 Q3 AAPL.pdf": ("quarter", date(2022, 6, 25)),
+    }
+    for path, period in expected.items():
+        pdf = pdfium.PdfDocument(shared_data / "eval" / path)
+        assert reported(pdf[0].get_textpage().get_text_range()) == period, path
+
+
+def test_a_question_naming_a_year_is_answered_from_the_filings_that_report_it(make_settings, tmp_path):
+    for year in (2018, 2022):
+        cover = f"3M Company\nFORM 10-K\n{ANNUAL.format(year)}\nAnnual report of 3M Company."
+        make_pdf([cover, STATEMENT, DISCUSSION, OTHER], tmp_path / f"3M_{year}_10K.pdf")
+    ctx = build_context(make_settings(data_dir=tmp_path / "data", top_k=5))
+    ctx.ingestion.ingest_paths([tmp_path / f"3M_{year}_10K.pdf" for year in (2018, 2022)])
+
+    def files(question: str) -> set[str]:
+        return {s["file"] for s in ctx.chat.search(question).sources}
+
+    assert files("What were 3M's operating expenses?") == {"3M_2018_10K.pdf", "3M_2022_10K.pdf"}
+    assert files("What were 3M's operating expenses in FY2022?") == {"3M_2022_10K.pdf"}
+    assert files("What were 3M's operating expenses in FY2018?") == {"3M_2018_10K.pdf", "3M_2022_10K.pdf"}

@@ -55,15 +55,42 @@ def first_pages(bm: Any) -> list[Any]:
     )
 
 
-def covers_of(bm: Any, doc_of: Any) -> tuple[dict[str, date], dict[str, tuple[int, int]]]:
+# What a filing's cover says it reports, in the SEC form's own words: "For the fiscal year ended
+# December 31, 2022" (every 10-K of the FinanceBench set: 3M, Corning, CVS Health, Walmart's
+# "January 31, 2020", …), "For the quarterly period ended June 25, 2022" (the SEC set's 10-Qs of
+# Apple, Intel, NVIDIA, …); JPMorgan's cover sets its file number between the two ("For the
+# quarterly period ended Commission file March 31, 2021").
+_PERIOD_ENDED = re.compile(
+    r"\b(fiscal\s+year|quarterly\s+period)\s+ended:?\s*(?:[A-Za-z]+\s+){0,3}?"
+    r"((?:" + "|".join(_MONTH_NAMES) + r")\s+\d{1,2},\s*(?:19|20)\d{2})",
+    re.IGNORECASE,
+)
+
+Cover = tuple[str, date]  # what a filing's cover says it reports: ("year" or "quarter", the period's end)
+Covers = tuple[dict[str, date], dict[str, tuple[int, int]], dict[str, Cover]]
+
+
+def reported(cover: str) -> Cover | None:
+    """The period a filing's cover says it reports ("For the fiscal year ended December 31,
+    2022" → ("year", 2022-12-31)); None when it says none."""
+    ended = _PERIOD_ENDED.search(" ".join(cover[:4000].split()))
+    end = next(iter(dates_in(ended.group(2))), None) if ended else None
+    if not ended or end is None:
+        return None
+    return ("year" if ended.group(1).lower().startswith("fiscal") else "quarter", end)
+
+
+def covers_of(bm: Any, doc_of: Any) -> Covers:
     """Per document, what its first page says it covers, read once per keyword view: its latest
-    date, and the one quarter it names near its top ("Results for the Third Quarter of Fiscal
-    2024" → (3, 2024); none when it names several)."""
+    date; the one quarter it names near its top ("Results for the Third Quarter of Fiscal
+    2024" → (3, 2024); none when it names several); and the period a filing's cover says it
+    reports ("For the fiscal year ended December 31, 2022" → ("year", 2022-12-31))."""
     cached = _COVERS.get(bm)
     if cached is not None:
         return cached
     dates: dict[str, date] = {}
     quarters: dict[str, set[tuple[int, int]]] = {}
+    reports: dict[str, Cover] = {}
     for node in first_pages(bm):
         key, text = doc_of(node), node.get_content()
         for d in dates_in(text[:4000]):
@@ -71,9 +98,12 @@ def covers_of(bm: Any, doc_of: Any) -> tuple[dict[str, date], dict[str, tuple[in
                 dates[key] = d
         if (node.metadata or {}).get("page") == 1:
             quarters.setdefault(key, set()).update(quarter_of(m) for m in QUARTER.finditer(text[:1500]))
+            cover = reported(text)
+            if cover is not None and key not in reports:
+                reports[key] = cover
     one = {key: next(iter(named)) for key, named in quarters.items() if len(named) == 1}
-    _COVERS[bm] = (dates, one)
-    return dates, one
+    _COVERS[bm] = (dates, one, reports)
+    return dates, one, reports
 
 
 def dates_of(bm: Any, doc_of: Any) -> dict[str, date]:
@@ -101,6 +131,4 @@ def latest_documents(
     return {**doc_scores, latest: doc_scores[latest] + bonus}
 
 
-_COVERS: weakref.WeakKeyDictionary[Any, tuple[dict[str, date], dict[str, tuple[int, int]]]] = (
-    weakref.WeakKeyDictionary()
-)
+_COVERS: weakref.WeakKeyDictionary[Any, Covers] = weakref.WeakKeyDictionary()

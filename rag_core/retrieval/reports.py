@@ -13,7 +13,15 @@ those the question names are kept, when any is:
   2022.pdf"), else whose first page names it alone ("Results for the Third Quarter of Fiscal
   2024"); a question naming several keeps each;
 - "the latest", "the most recent" report is the document whose first page carries the latest
-  date (a filing's cover states the period it covers; ``dates.covers_of``).
+  date (a filing's cover states the period it covers; ``dates.covers_of``);
+- a year ("FY2022", "fiscal 2022", "in 2022"), with no quarter named: a filing cannot report a
+  year that ends after its own period, so a filing whose cover says it reports an earlier period
+  is dropped (3M's 2018 10-K for "FY2022", Corning's 2020 10-K for "FY2021 and FY2022"). A 10-K
+  reports the fiscal years up to the one its cover names; a 10-Q may already be of the next one
+  (NVIDIA's "fiscal 2024" began in January 2023), so a 10-Q is kept from the year before. The
+  earliest year named counts ("between FY2018 and FY2022"). A question looking ahead ("expected",
+  "guidance", "outlook", "will") is read in the filings before the year, and keeps them all; a
+  document without such a cover is kept.
 
 Nothing is narrowed when no document matches, or when every one does. A question naming no
 company narrows the whole library the same way ("the Q2 2023 10-Q" of a library of one
@@ -24,14 +32,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import date
 from typing import Any
 
 from rag_core.figures.periods import QUARTER, quarter_of, report_in_name, report_of
-from rag_core.retrieval.dates import covers_of
+from rag_core.retrieval.dates import Cover, Covers, covers_of
 from rag_core.retrieval.keywords import doc_of
-
-Covers = tuple[dict[str, date], dict[str, tuple[int, int]]]  # per document: first-page date, quarter
 
 # "the latest 10-Q", "Apple's most recent quarterly report", "the latest quarter" (not "the
 # latest GPU architecture": a report, not the newest of anything)
@@ -40,6 +45,32 @@ _LATEST_REPORT = re.compile(
     r"(?:10-?[QK]|8-?K|reports?|filings?|quarter|(?:earnings\s+)?release|results|statements?)\b",
     re.IGNORECASE,
 )
+
+
+# A year a question names: "FY2022", "FY22", "fiscal 2022", "fiscal year 2022", "in 2022"
+_YEAR = re.compile(r"\b(?:FY\s?'?|fiscal\s+(?:year\s+)?'?)((?:19|20)?\d{2})\b|\b((?:19|20)\d{2})\b", re.IGNORECASE)
+# A question looking ahead: what a filing of an earlier year expects of the year named
+_AHEAD = re.compile(
+    r"\b(?:expect(?:s|ed|ations?)?|guidance|outlook|forecasts?|anticipat\w*|projected|will)\b", re.IGNORECASE
+)
+
+
+def asked_years(question: str) -> set[int]:
+    """The years ``question`` names as periods ("FY2022", "FY22", "fiscal 2022", "2022"); none
+    when it looks ahead ("the capex 3M expects for 2019")."""
+    if _AHEAD.search(question):
+        return set()
+    years = {int(a) if len(a) == 4 else 2000 + int(a) for a, _ in _YEAR.findall(question) if a}
+    return years | {int(b) for _, b in _YEAR.findall(question) if b}
+
+
+def reports_year(cover: Cover | None, year: int) -> bool:
+    """Whether a filing whose cover says it reports ``cover`` may report fiscal ``year``
+    (unknown: it may)."""
+    if cover is None:
+        return True
+    kind, end = cover
+    return end.year >= (year if kind == "year" else year - 1)
 
 
 def asked_quarters(question: str) -> set[tuple[int, int]]:
@@ -75,6 +106,9 @@ def named_reports(
         dated = [u for u in units if document(u) in known]
         newest = max((known[document(u)] for u in dated), default=None)
         kept = [u for u in dated if known[document(u)] == newest]
+    elif asked_years(question):
+        first, reported = min(asked_years(question)), covers()[2]
+        kept = [u for u in units if reports_year(reported.get(document(u)), first)]
     else:
         return units
     return kept if 0 < len(kept) < len(units) else units
@@ -84,16 +118,17 @@ def within_reports(
     question: str, routes: list[tuple[str, list[str]]], document: Callable[[str], str], bm: Any
 ) -> list[tuple[str, list[str]]]:
     """Each route of an entity scope (a name → its documents) narrowed to the report the
-    question names."""
-    if not names_report(question):
+    question names, or to the filings that may report the years it names."""
+    if not names_report(question) and not asked_years(question):
         return routes
     return [(label, named_reports(question, units, document, lambda: covers_of(bm, doc_of))) for label, units in routes]
 
 
 def library_report(question: str, bm: Any) -> list[str] | None:
     """The documents of the library (``bm``'s) that are the report a question naming no company
-    names, when it names one the library holds among others; None otherwise."""
-    if not names_report(question):
+    names, when it names one the library holds among others (or the filings that may report
+    the years it names); None otherwise."""
+    if not names_report(question) and not asked_years(question):
         return None
     docs = sorted(bm.doc_chunks)
     kept = named_reports(question, docs, str, lambda: covers_of(bm, doc_of))

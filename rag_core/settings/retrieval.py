@@ -126,8 +126,10 @@ class RetrievalSettings(BaseModel):
         default=True,
         description="Answer a question that names one report of a company's several from that report alone: "
         '"Intel\'s Q2 2023 10-Q", "in Q3 2023" (the document whose file name, or else whose first page, names that '
-        'quarter and year), "Apple\'s most recent 10-Q" (the one whose first page carries the latest date). Nothing '
-        "is narrowed when no document is the one named (docs/evaluation.md, 'The report a question names').",
+        'quarter and year), "Apple\'s most recent 10-Q" (the one whose first page carries the latest date); and a '
+        'question naming a year ("FY2022") from the filings that may report it, not those whose cover says they '
+        "report an earlier period. Nothing is narrowed when no document is the one named (docs/evaluation.md, "
+        "'The report a question names').",
     )
     page_look: int = Field(
         default=0,
