@@ -271,6 +271,13 @@ _RATIO = re.compile(r"^\s*(?:%|percent(?:age)?)\s+of\b|^\s*as\s+a\s+(?:%|percent
 
 # a reference in a row's label: "(Ng et al., 2019)", "(Asai et al., 2020)", "(Smith, 2018a)"
 _CITATION = re.compile(r"\((?:[^()]*\bet\s+al\b[^()]*|[^()]*[A-Z][^()]*,\s*(?:19|20)\d{2}[a-z]?)\)")
+# a cash-flow row that pays for what it names: "Payments related to repurchases of common stock"
+# (NVIDIA), "Payments for acquisition of property, plant and equipment" (Apple, Walmart's "Payments
+# for property and equipment"), "Payments of long-term debt" (American Express, Coca-Cola's "Payments
+# of debt"), "Payment of dividends to stockholders" (Intel). The payment is the cash going out, which
+# a claim says by "spent", "paid" or the item alone; a claim of cash coming in is another row.
+_PAYS = re.compile(r"^\s*payments?\s+(?:related\s+to|for|of|on|to)\s+", re.IGNORECASE)
+_CASH_IN = frozenset("proceed proceeds received receipt inflow borrowed".split())
 
 
 @dataclass(frozen=True)
@@ -303,6 +310,7 @@ class Item:
         its section heading's when that alone tells the row from its namesakes ("Net sales"
         under "North America", "International", "AWS")."""
         label = _CITATION.sub(" ", self.label)  # "HEDGE (Ng et al., 2019)": the authors name no item
+        label = _PAYS.sub("", label)  # "Payments related to repurchases …": what is paid for
         terms = {t for t in content(label) if not t.startswith("§")} if not self.ratio else set()
         section = content(self.section)
         if self.shared and section and not concepts(section):
@@ -328,7 +336,7 @@ def agreement(claim: set[str], item: Item) -> str:
     qualifiers = item.qualifiers()
     if not concept and not qualifiers:
         return "neutral"  # a bare "Total" under no title: nothing to compare
-    fits = qualifiers <= claim
+    fits = qualifiers <= claim and not (_PAYS.match(item.label) and claim & _CASH_IN)
     if named:  # a row of no line item is not the one the claim names ("Total shareholders' equity")
         return "agree" if fits and concept in named else "conflict"
     return "agree" if qualifiers and fits else "neutral"

@@ -20,6 +20,7 @@ from rag_core.figures.labels import agreement, content
 from rag_core.figures.numbers import MONTH
 from rag_core.figures.sources import Occurrence, entity_keys
 from rag_core.figures.tables import parse_tables
+from rag_core.text import is_period_token
 
 
 def names_a_row(claim: Claim, found: list[Occurrence]) -> bool:
@@ -173,13 +174,16 @@ _PROPER = re.compile(r"(?<![\w'’])[A-Z][A-Za-z0-9&'’-]*(?:\s+(?:of\s+|de\s+)
 def proper_names(text: str, leave: frozenset[str] = frozenset()) -> list[str]:
     """The names ``text`` writes: runs of capitalised words, a possessive dropped, none of
     ``leave``'s words (the document's own entity); a single word opening a sentence is no
-    name ("According", "He"), nor a month."""
+    name ("According", "He"), nor a month, nor a period as analysts write it ("FY2021", "Q3":
+    American Express's "24.6% in FY2021" was marked as another one's than its 10-K's "The
+    effective tax rate was … 24.6 percent for 2022 and 2021", as 3M's "FY2022" had been refused
+    as a name no document holds)."""
     out = []
     for m in _PROPER.finditer(text or ""):
         before = text[: m.start()].rstrip()
         name = re.sub(r"['’]s\b", "", m.group(0))
         words = [w.strip("-'’") for w in name.split() if w.lower() not in leave and w not in ("of", "de")]
-        words = [w for w in words if len(w) > 1]  # "R" of "R 14": a letter is no name
+        words = [w for w in words if len(w) > 1 and not is_period_token(w)]  # "R" of "R 14": a letter is no name
         opens = not before or before[-1] in '.!?:;"“([' or re.fullmatch(r".*\[\d+\]", before)
         if not words or (opens and len(name.split()) == 1) or MONTH.fullmatch(name):
             continue

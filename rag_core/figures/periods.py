@@ -11,6 +11,7 @@ when written, its end date or fiscal year.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -137,6 +138,34 @@ def parse_date(match: re.Match[str], default_year: int | None = None) -> dt.date
         return None
 
 
+# A period written as the two dates it runs between: "From October 30, 2023 through November 17,
+# 2023, we repurchased 0.8 million shares for $366 million" (NVIDIA's 10-Qs, after the quarter
+# ended), "From November 28, 2018 to December 31, 2018, the Company's insurance and HMO
+# subsidiaries paid $909 million" (CVS Health's 10-K, the month after it bought Aetna), "the
+# changes ... from December 29, 2018 to December 28, 2019" (Kraft Heinz's), "between January 1,
+# 2018 and March 31, 2021" (JPMorgan's 10-Qs)
+_SPAN_FROM = re.compile(r"\b(?:from|between)\s+$", re.IGNORECASE)
+_SPAN_TO = re.compile(r"^\s*(?:through|to|until|and|[-–])\s*$", re.IGNORECASE)
+
+
+def date_span(text: str) -> tuple[dt.date, dt.date] | None:
+    """The first two dates ``text`` names a period by ("from July 1, 2023 through September 30,
+    2023"), earlier first; None when it names none so."""
+    found = list(DATE.finditer(text))
+    for a, b in itertools.pairwise(found):
+        if _SPAN_FROM.search(text[max(0, a.start() - 10) : a.start()]) and _SPAN_TO.match(text[a.end() : b.start()]):
+            first, second = parse_date(a), parse_date(b)
+            if first and second and first != second:
+                return (min(first, second), max(first, second))
+    return None
+
+
+def span_months(start: dt.date, end: dt.date) -> int:
+    """The length in months of the period from ``start`` to ``end`` (at least one: 18 days are
+    no balance at a date)."""
+    return max(1, round((end - start).days / 30.44))
+
+
 # "the Q3 2022 10-Q", "the latest quarterly report": a document, not a period
 _DOCUMENT = re.compile(
     r"\b(?:Q[1-4]|[1-4]Q|(?:first|second|third|fourth)[\s-]quarter)\s*(?:fiscal\s+)?'?(?:(?:19|20)?\d{2})?\s*"
@@ -202,7 +231,8 @@ def quarter_of(match: re.Match[str]) -> tuple[int, int]:
 def period_of(text: str, last: bool = False) -> Period:
     """The period ``text`` names ("for the quarter ended July 30, 2023" → 3 months to
     2023-07-30): the first one named, or the ``last``; a quarter or half of a fiscal year is
-    the quarter or half; "the Q3 2022 10-Q" names a report, not a period's length."""
+    the quarter or half; "the Q3 2022 10-Q" names a report, not a period's length; two dates
+    it runs between are one period, to the second (``date_span``)."""
     plain = _DOCUMENT.sub(" ", text)
     lengths = _all_lengths(plain)
     quarters = list(QUARTER.finditer(plain))
@@ -214,6 +244,10 @@ def period_of(text: str, last: bool = False) -> Period:
         short = [n for n in lengths if n != 12] or lengths
         months = short[-1] if last else short[0]
     dates = [d for d in (parse_date(m) for m in DATE.finditer(text)) if d]
+    span = date_span(text)
+    if span is not None:  # "from October 30, 2023 through November 17, 2023": to its end
+        months = span_months(*span) if months is None else months
+        dates = [d for d in dates if d != span[0]]
     fiscal = None
     years = list(_FISCAL_YEAR.finditer(text))
     if years:

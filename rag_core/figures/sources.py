@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from rag_core.figures.labels import Item, spans
 from rag_core.figures.numbers import Number, read_numbers
-from rag_core.figures.periods import DATE, Period, _all_lengths, parse_date
+from rag_core.figures.periods import DATE, Period, _all_lengths, date_span, parse_date, span_months
 from rag_core.figures.tables import Row, parse_tables
 from rag_core.text_injection import blank_instructions
 
@@ -271,9 +271,13 @@ def counted(after: str) -> set[str]:
 
 def sentence_period(sentence: str) -> Period:
     """The one period a sentence names (a sentence naming two — "the second quarter and first
-    half" — names none for sure)."""
+    half" — names none for sure); two dates it runs between are one period (``date_span``)."""
     lengths = set(_all_lengths(sentence))
     dates = {d for d in (parse_date(m) for m in DATE.finditer(sentence)) if d}
+    span = date_span(sentence)
+    if span is not None:  # "from October 30, 2023 through November 17, 2023": 1 month to November 17
+        lengths.add(span_months(*span))
+        dates.discard(span[0])
     return Period(
         lengths.pop() if len(lengths) == 1 else None,
         dates.pop() if len(dates) == 1 else None,
