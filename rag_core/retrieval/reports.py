@@ -60,8 +60,7 @@ def asked_years(question: str) -> set[int]:
     when it looks ahead ("the capex 3M expects for 2019")."""
     if _AHEAD.search(question):
         return set()
-    years = {int(a) if len(a) == 4 else 2000 + int(a) for a, _ in _YEAR.findall(question) if a}
-    return years | {int(b) for _, b in _YEAR.findall(question) if b}
+    return {int(b) if b else int(a) if len(a) == 4 else 2000 + int(a) for a, b in _YEAR.findall(question)}
 
 
 def reports_year(cover: Cover | None, year: int) -> bool:
@@ -106,9 +105,9 @@ def named_reports(
         dated = [u for u in units if document(u) in known]
         newest = max((known[document(u)] for u in dated), default=None)
         kept = [u for u in dated if known[document(u)] == newest]
-    elif asked_years(question):
-        first, reported = min(asked_years(question)), covers()[2]
-        kept = [u for u in units if reports_year(reported.get(document(u)), first)]
+    elif years := asked_years(question):
+        first, covered = min(years), covers()[2]
+        kept = [u for u in units if reports_year(covered.get(document(u)), first)]
     else:
         return units
     return kept if 0 < len(kept) < len(units) else units
