@@ -74,7 +74,11 @@ def test_two_ingest_processes_at_once_lose_nothing(tmp_path):
         for key in procs:
             assert waiting[key].wait(240), f"the processes never waited for the lock: {errs}"
             assert any(WAITING in line for line in errs[key]), f"{key} ended without waiting for the lock: {errs}"
-    outs = {key: p.communicate(timeout=300)[0] for key, p in procs.items()}
+    # stdout read here, stderr by its reader alone: communicate() would read and close stderr
+    # under the reader ("I/O operation on closed file" in its thread)
+    outs = {key: p.stdout.read() for key, p in procs.items()}
+    for p in procs.values():
+        p.wait(timeout=300)
     for reader in readers:
         reader.join(timeout=10)
     for key, proc in procs.items():
