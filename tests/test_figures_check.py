@@ -95,6 +95,32 @@ def test_computed_figures_are_recomputed_from_related_cells():
     assert got["70.1%"] == ("computed", "70.1% = 946 / $1,350")
 
 
+def test_a_negative_figure_is_no_ratio_of_two_positive_ones():
+    """3M's 2022 10-K (the tune half's segment question): the model wrote "a negative growth rate
+    of -181%" beside a fair-value table's $181 and $99, and 181 / 99 (183% within their
+    rounding) was taken for its arithmetic, so a wrong figure showed as computed. A minus sign
+    written is the figure's: only a result of that sign computes it. The same table's fall in
+    Consumer sales, written negative, still computes (American Express's and Corning's answers
+    write their falls so too: "(3.2)%", "-1.7%")."""
+    table = (
+        "Sales and operating income (loss) by business segment:\n"
+        "(Dollars in millions) 2022 2021\n"
+        "Consumer $ 5,298 $ 5,513\n"
+        "Growth equities $ 181 $ 99\n"
+    )
+    sources = [Passage(1, table, "3M_2022_10K.pdf", 25, "3M Company")]
+    question = "Which segment has dragged down 3M's overall growth in 2022?"
+    wrong = check_answer(
+        "Growth equities had a negative growth rate of -181% in 2022 ($181 and $99) [1].", question, sources
+    )
+    statuses_of = {f.text: f.status for f in wrong.figures}
+    assert statuses_of["-181%"] == "unsupported"
+    right = check_answer(
+        "Consumer sales were $5,298 million against $5,513 million, a change of -3.9% [1].", question, sources
+    )
+    assert {f.text: f.status for f in right.figures}["-3.9%"] == "computed"
+
+
 def test_no_coincidences_from_unrelated_figures():
     # 13.5% is 182 / 1,350 (R&D a year ago over revenue now): unrelated cells, not a computation.
     got = statuses("Acme's net income margin was 13.5% for the quarter.")

@@ -69,6 +69,8 @@ def recompute(claim: Claim, groups: Sequence[Sequence[Operand]]) -> Computed | N
                 continue  # "x - 13": a figure and a rounding error of it
             for text, how in _results(n.text, a, b, n.percent, points, times):
                 result = how(a.value, b.value)
+                if n.negative and result > 0:
+                    continue  # "-181%" is no ratio of $181 and $99: the sign written is the figure's
                 spread = _spread(a, b, how, result)
                 for s in scales:
                     if result and _close(n.magnitude * s, 10.0**-n.decimals * s, result, spread):
