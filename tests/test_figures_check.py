@@ -98,10 +98,11 @@ def test_computed_figures_are_recomputed_from_related_cells():
 def test_a_negative_figure_is_no_ratio_of_two_positive_ones():
     """3M's 2022 10-K (the tune half's segment question): the model wrote "a negative growth rate
     of -181%" beside a fair-value table's $181 and $99, and 181 / 99 (183% within their
-    rounding) was taken for its arithmetic, so a wrong figure showed as computed. A minus sign
-    written is the figure's: only a result of that sign computes it. The same table's fall in
-    Consumer sales, written negative, still computes (American Express's and Corning's answers
-    write their falls so too: "(3.2)%", "-1.7%")."""
+    rounding) was taken for its arithmetic, so a wrong figure showed as computed. Of two
+    positive figures, a minus sign written is the result's: only a result of that sign computes
+    it. A fall written negative still computes (3M's segment table writes Consumer's as
+    "(3.9)"); so does a fall in an outflow written in parentheses, read either way round (3M's
+    2018 cash-flow row "Purchases of property, plant and equipment (PP&E) (1,577) (1,373)")."""
     table = (
         "Sales and operating income (loss) by business segment:\n"
         "(Dollars in millions) 2022 2021\n"
@@ -113,12 +114,18 @@ def test_a_negative_figure_is_no_ratio_of_two_positive_ones():
     wrong = check_answer(
         "Growth equities had a negative growth rate of -181% in 2022 ($181 and $99) [1].", question, sources
     )
-    statuses_of = {f.text: f.status for f in wrong.figures}
-    assert statuses_of["-181%"] == "unsupported"
+    assert {f.text: f.status for f in wrong.figures}["-181%"] == "unsupported"
     right = check_answer(
         "Consumer sales were $5,298 million against $5,513 million, a change of -3.9% [1].", question, sources
     )
     assert {f.text: f.status for f in right.figures}["-3.9%"] == "computed"
+    flows = "(Millions) 2018 2017\nPurchases of property, plant and equipment (PP&E) (1,577) (1,373)\n"
+    spent = check_answer(
+        "3M's purchases of property, plant and equipment in 2017 were -12.9% below those of 2018 [1].",
+        "How did 3M's purchases of PP&E change?",
+        [Passage(1, flows, "3M_2018_10K.pdf", 60, "3M Company")],
+    )
+    assert {f.text: f.status for f in spent.figures}["-12.9%"] == "computed"
 
 
 def test_no_coincidences_from_unrelated_figures():

@@ -69,8 +69,11 @@ def recompute(claim: Claim, groups: Sequence[Sequence[Operand]]) -> Computed | N
                 continue  # "x - 13": a figure and a rounding error of it
             for text, how in _results(n.text, a, b, n.percent, points, times):
                 result = how(a.value, b.value)
-                if n.negative and result > 0:
-                    continue  # "-181%" is no ratio of $181 and $99: the sign written is the figure's
+                if n.negative and result > 0 and a.value > 0 and b.value > 0:
+                    # "-181%" is no ratio of $181 and $99: of two positive figures, the sign written is
+                    # the result's (outflows in parentheses are left alone: a fall in "(1,577)" is read
+                    # either way round)
+                    continue
                 spread = _spread(a, b, how, result)
                 for s in scales:
                     if result and _close(n.magnitude * s, 10.0**-n.decimals * s, result, spread):
