@@ -55,6 +55,14 @@ MEASURE_WORDS = frozenset("cogs cog dpo dso dio ccc roa roe roic ebit ebitda cap
 CURRENCY_CODES = frozenset("usd eur gbp jpy cny rmb chf inr krw hkd sgd".split())  # not CAD, AUD: also acronyms
 
 
+def is_measure(written: str) -> bool:
+    """Whether a word as written is an analyst's abbreviation of a measure, its letters joined:
+    "PP&E" (3M's and Lockheed Martin's 10-Ks write it), "SG&A" (3M's and Kraft Heinz's), "ROA";
+    the search terms of "PP&E" are "pp" and "e", which no measure word is."""
+    letters = re.sub(r"[^a-z0-9]", "", re.sub(r"['’]s$", "", written.lower()))
+    return letters in MEASURE_WORDS
+
+
 def is_name_word(term: str) -> bool:
     """Whether a capitalised search term may be (part of) a name: not a period, a measure or a currency."""
     return not PERIOD_TOKEN.fullmatch(term) and term not in MEASURE_WORDS and term not in CURRENCY_CODES

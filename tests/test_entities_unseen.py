@@ -219,3 +219,73 @@ def test_a_fiscal_year_as_analysts_write_it_picks_that_year_s_filing(tmp_path):
     for year, other in ((2018, 2022), (2022, 2018)):
         scores = BM25(index).doc_scores(f"What were Vega's FY{year} capital expenditures?", name_weight=1.0)
         assert scores[f"Vega_{year}_10K.pdf"] > scores[f"Vega_{other}_10K.pdf"]
+
+
+def test_a_name_written_with_initials_dots_spaces_or_a_hyphen_is_the_registrant_s():
+    # JPMorgan's 10-Qs: the cover's "JPMorgan Chase & Co.", the body's "J.P. Morgan Securities LLC";
+    # analysts write "JP Morgan" too. Walmart's 10-Ks: the cover's "WALMART INC.", the body's
+    # "Wal-Mart Stores, Inc." (its name before 2018). "J.P. Morgan" had been read as "Morgan", a
+    # name no document is about, and "JP Morgan" as one no document holds: both refused.
+    jpm = (
+        "FORM 10-Q\nFor the quarterly period ended Commission file\nJune 30, 2022 number 1-5805\n"
+        "JPMorgan Chase & Co.\n(Exact name of registrant as specified in its charter)"
+    )
+    wmt = (
+        "FORM 10-K\nfor the fiscal year ended January 31, 2018 , or\nCommission file number 001-6991.\n"
+        " WALMART INC.\n(Exact name of registrant as specified in its charter) Delaware 71-0415188"
+    )
+    jpm_pages = [jpm, *(f"J.P. Morgan Securities LLC reported net revenue up {i} percent." for i in range(8))]
+    wmt_pages = [wmt, *(f"Wal-Mart Stores, Inc. comparable sales rose {i} percent." for i in range(8))]
+    known = Entities(
+        {"JPM.pdf": read_profile("JPM.pdf", _pages(jpm_pages)), "WMT.pdf": read_profile("WMT.pdf", _pages(wmt_pages))}
+    )
+    keywords = _Keywords(
+        {"JPM.pdf": {"jpmorgan", "chase", "morgan", "securiti"}, "WMT.pdf": {"walmart", "wal", "mart"}}
+    )
+    for question, doc in (
+        ("What was J.P. Morgan's net revenue in the second quarter of 2022?", "JPM.pdf"),
+        ("What was JP Morgan's net interest income in 1Q21?", "JPM.pdf"),
+        ("What were Wal-Mart's net sales in fiscal 2018?", "WMT.pdf"),
+    ):
+        scope = decide(known, keywords, question)
+        assert scope is not None and not scope.refused and [docs for _, docs in scope.routes] == [[doc]], question
+    assert [n.terms for n in question_names("What was J.P. Morgan's revenue?")] == [("jp", "morgan")]
+    assert [n.terms for n in question_names("What were H. J. Heinz's sales?")] == [("hj", "heinz")]
+    assert question_names("What were U.S. net sales?") == []  # initials alone stay no name
+    scope = decide(known, keywords, "What was Morgan Stanley's net revenue?")  # still no one here
+    assert scope is not None and scope.refused == ["Morgan Stanley"]
+
+
+def test_the_figure_check_reads_a_name_with_initials_as_the_registrant_s():
+    from rag_core.figures.sources import entity_keys
+
+    registrant = entity_keys("JPMorgan Chase & Co. JPMORGAN_2022Q2_10Q.pdf")
+    assert entity_keys("J.P. Morgan") & registrant and entity_keys("JP Morgan") & registrant
+    assert entity_keys("Wal-Mart") & entity_keys("Walmart Inc. WALMART_2020_10K.pdf")
+    assert not entity_keys("Morgan Stanley") & registrant
+
+
+def test_a_measure_abbreviated_with_an_ampersand_is_no_name(filing_words):
+    # "PP&E" (3M's and Lockheed Martin's 10-Ks write it; Activision Blizzard's FinanceBench question
+    # asks its "average PP&E") and "SG&A" (3M's and Kraft Heinz's) were read as names, "pp" and
+    # "sg": a library whose filings write "property, plant and equipment" was said not to mention
+    # them, and a question naming no company was refused ("no indexed document names PP&E").
+    coke = (
+        "FORM 10-K\nFor the fiscal year ended December 31, 2017\nCommission File Number 001-02217\n"
+        "THE COCA-COLA COMPANY\n(Exact name of Registrant as specified in its charter)"
+    )
+    coke_pages = [
+        coke,
+        *(f"Property, plant and equipment of The Coca-Cola Company rose {i} percent." for i in range(8)),
+    ]
+    known, keywords = _library()
+    known = Entities({**known.profiles, "KO.pdf": read_profile("KO.pdf", _pages(coke_pages))})
+    keywords.doc_terms["KO.pdf"] = {"coca", "cola", "property", "plant", "equipment"}
+    for question in ("What was net PP&E at the end of 2017?", "How much was SG&A in 2015?"):
+        assert question_names(question) == [], question
+        scope = decide(known, keywords, question)
+        assert scope is None or not scope.refused, question
+        assert filing_words.names_in(question) == []
+    scope = decide(known, keywords, "What was Coca-Cola's capex to PP&E ratio in 2017?")
+    assert scope is not None and not scope.refused and not scope.unmentioned
+    assert [docs for _, docs in scope.routes] == [["KO.pdf"]]

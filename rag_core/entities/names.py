@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rag_core.text import is_name_word, tokenize
+from rag_core.text import is_measure, is_name_word, tokenize
 
 # The legal form of a company's name and a web suffix: not what a question calls it by.
 LEGAL_FORMS = frozenset(
@@ -42,10 +42,13 @@ STARTERS = frozenset(
 )
 
 # A name's word: capitalised ("Tesla", "AT&T"), or a number and capitals ("3M", "7-Eleven";
-# not a form: "10-K", "8K"). Words of one name may be joined by "&" ("Procter & Gamble",
-# "Johnson & Johnson": the cover pages of both companies' filings write them so).
+# not a form: "10-K", "8K"), or initials, each with its dot, before another word of the name
+# ("J.P. Morgan", "H. J. Heinz": JPMorgan's and Kraft Heinz's filings write them so). Words of
+# one name may be joined by "&" ("Procter & Gamble", "Johnson & Johnson": the cover pages of
+# both companies' filings write them so).
 _WORD = (
-    r"[A-Z][A-Za-z0-9&.\-]*[A-Za-z0-9&]|[A-Z]|\d{1,2}-?[A-Z](?:[A-Za-z]+)?(?<!\d-K)(?<!\d-Q)(?<!\dK)(?<!\dQ)(?![\w-])"
+    r"(?:[A-Z]\.)+(?=[ \t]+[A-Z])|[A-Z][A-Za-z0-9&.\-]*[A-Za-z0-9&]|[A-Z]"
+    r"|\d{1,2}-?[A-Z](?:[A-Za-z]+)?(?<!\d-K)(?<!\d-Q)(?<!\dK)(?<!\dQ)(?![\w-])"
 )
 _RUN = re.compile(rf"(?<![A-Za-z0-9])(?:{_WORD})(?:['’]s\b)?(?:(?:[ \t]+&)?[ \t]+(?:{_WORD})(?:['’]s\b)?)*")
 _SENTENCE_END = (".", "?", "!", ":", ";", '"', "“", "(", "•", "-", "–", "—")
@@ -78,8 +81,19 @@ class Name:
 
 def terms_of(text: str) -> tuple[str, ...]:
     """The search terms of a name, its legal form and a trailing possessive dropped:
-    "Amazon.com, Inc." → (amazon,); "NVIDIA's" → (nvidia,); "The Home Depot" → (home, depot)."""
-    words = [t for t in tokenize(text) if len(t) > 1 and not t.isdigit()]
+    "Amazon.com, Inc." → (amazon,); "NVIDIA's" → (nvidia,); "The Home Depot" → (home, depot).
+    Initials before a word are one term ("J.P. Morgan" → (jp, morgan)); a letter alone is none."""
+    words: list[str] = []
+    initials = ""
+    for t in tokenize(text):
+        if len(t) == 1 and t.isalpha():
+            initials += t
+            continue
+        if len(initials) > 1:
+            words.append(initials)
+        initials = ""
+        if len(t) > 1 and not t.isdigit():
+            words.append(t)
     while words and words[-1] in LEGAL_FORMS:
         words.pop()
     return tuple(words)
@@ -104,7 +118,7 @@ def question_names(text: str) -> list[Name]:
             kept = kept or (len(words) > 1 and bool(_POSSESSIVE.search(words[-1])) and first.lower() not in STARTERS)
             if not kept:
                 cue, words = first.lower(), words[1:]
-        for part in _cut_after_possessives(words):
+        for part in _cut_after_possessives([w for w in words if not is_measure(w)]):
             raw = " ".join(part)
             terms = tuple(t for t in terms_of(raw) if t not in NOT_NAMES and is_name_word(t))
             if not terms or terms in seen:
@@ -139,9 +153,19 @@ def name_matches(name: tuple[str, ...], alias: tuple[str, ...]) -> bool:
     """Whether a question's name (its terms) names what ``alias`` (a subject's terms) names:
     the same terms; the alias followed by more words ("NVIDIA Data Center" → NVIDIA); or the
     first words of a longer alias ("Costco" → Costco Wholesale), unless that word alone says
-    nothing ("American" → American Express)."""
+    nothing ("American" → American Express). Words are compared joined as well: a name written
+    with or without spaces, dots or a hyphen between its parts is one name ("JP Morgan", "J.P.
+    Morgan" → JPMorgan Chase: JPMorgan's 10-Qs write both; "Wal-Mart" → Walmart: Walmart's
+    10-Ks of 2018 and 2020)."""
     if not name or not alias:
         return False
     if name == alias or name[: len(alias)] == alias:
         return True
-    return alias[: len(name)] == name and (len(name) > 1 or name[0] not in GENERIC_FIRST)
+    if alias[: len(name)] == name and (len(name) > 1 or name[0] not in GENERIC_FIRST):
+        return True
+    joined = "".join(name)
+    if joined in GENERIC_FIRST:
+        return False
+    return any("".join(alias[:k]) == joined for k in range(1, len(alias) + 1)) or any(
+        "".join(name[:k]) == "".join(alias) for k in range(1, len(name) + 1)
+    )

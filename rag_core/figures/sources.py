@@ -55,13 +55,22 @@ class Passage:
 
 @lru_cache(maxsize=1024)
 def entity_keys(entity: str) -> frozenset[str]:
-    """The words that name an entity ("NVIDIA Corporation, 2023 Q2 NVDA.pdf" → nvidia, nvda)."""
-    words = re.findall(r"[^\W\d_][\w-]*", entity or "")
+    """The words that name an entity ("NVIDIA Corporation, 2023 Q2 NVDA.pdf" → nvidia, nvda);
+    initials also joined with the word they stand before, and a hyphened word also whole, as
+    ``entities.names.name_matches`` compares names ("J.P. Morgan", "JP Morgan" → jpmorgan;
+    "Wal-Mart" → walmart)."""
     out = set()
-    for w in words:
-        w = w.lower()
-        if len(w) >= 2 and w not in _GENERIC and not re.fullmatch(r"q[1-4]|h[12]|fy\d*|10-?[qk]|8-?k|20-?f", w):
-            out.add(w)
+    initials = ""
+    for written in re.findall(r"[^\W\d_][\w-]*", entity or ""):
+        w = written.lower()
+        for key in (w, w.replace("-", ""), initials + w if initials else ""):
+            if (
+                len(key) >= 2
+                and key not in _GENERIC
+                and not re.fullmatch(r"q[1-4]|h[12]|fy\d*|10-?[qk]|8-?k|20-?f", key)
+            ):
+                out.add(key)
+        initials = initials + w if len(w) <= 2 and written.isalpha() and written.isupper() else ""
     return frozenset(out)
 
 

@@ -32,7 +32,7 @@ from typing import Any
 from rag_core.index import VectorIndex
 from rag_core.retrieval.keyword_maps import DocTerms, Nodes, NodesById, PageKeys, PageNodes
 from rag_core.storage.keyword_index import KeywordIndex, Row, doc_of, stem_of
-from rag_core.text import is_name_word, period_aliases, query_terms, tokenize
+from rag_core.text import is_measure, is_name_word, period_aliases, query_terms, tokenize
 
 __all__ = ["BM25", "CANDIDATES", "KeywordCache", "doc_of", "search_text"]
 
@@ -137,7 +137,7 @@ class BM25:
         out = []
         for match in _NAME.finditer(query):
             start = match.start()
-            if start == 0 or query[:start].rstrip().endswith((".", "?", "!", ":", '"')):
+            if start == 0 or query[:start].rstrip().endswith((".", "?", "!", ":", '"')) or is_measure(match.group(0)):
                 continue
             terms = [
                 t
