@@ -894,3 +894,70 @@ def test_a_statement_the_question_names_is_where_to_look_not_a_row():
         sources,
     ).figures
     assert fig.status != "found"
+
+
+def test_pp_and_e_is_a_line_item_and_buying_it_is_capex():
+    """Asked Galaxy Gaming's "net PP&E at the end of 2021" (trying its 10-K as a user), the model
+    answered the cash-flow statement's "Depreciation and amortization" figure, and the check
+    found it: "net PP&E" named no line item. 3M's 10-K has both rows too, and its right capex
+    ("Purchases of property, plant and equipment (PP&E)", as Coca-Cola's 10-K writes it) was
+    marked as another row's."""
+    galaxy = [
+        Passage(
+            1,
+            "GALAXY GAMING, INC.\nCONSOLIDATED STATEMENTS OF CASH FLOWS\nYEARS ENDED December 31, 2021 AND 2020\n"
+            "2021 | 2020\nNet income (loss) | $ 2,111,812 | $ (2,208,887)\n"
+            "Depreciation and amortization | 2,858,991 | 2,222,042\n",
+            "galaxy-10k.html",
+        ),
+        Passage(
+            2,
+            "GALAXY GAMING, INC.\nCONSOLIDATED BALANCE SHEETS\nDecember 31, | 2021 | 2020\n"
+            "Property and equipment, net | 98,594 | 116,724\n"
+            "Operating lease right-of-use assets | 1,167,903 | 1,367,821\n",
+            "galaxy-10k.html",
+        ),
+    ]
+    asked = "What was Galaxy Gaming's net PP&E at the end of 2021?"
+
+    def status(answer: str, question: str, sources: list[Passage]) -> list[str]:
+        return [f.status for f in check_answer(answer, question, sources).figures]
+
+    assert status("Galaxy Gaming's net PP&E at the end of 2021 was $2,858,991 [1].", asked, galaxy) == ["mismatch"]
+    assert status("Galaxy Gaming's net PP&E at the end of 2021 was $98,594 [2].", asked, galaxy) == ["found"]
+    assert status("Its depreciation and amortization in 2021 was $2,858,991 [1].", asked, galaxy) == ["found"]
+    three_m = [
+        Passage(
+            1,
+            "3M Company and Subsidiaries\nConsolidated Statement of Cash Flows\nYears ended December 31 | 2018 | 2017\n"
+            "Depreciation and amortization | 1,488 | 1,544\n"
+            "Purchases of property, plant and equipment (PP&E) | (1,577) | (1,373)\n",
+            "3M_2018_10K.pdf",
+            60,
+            "3M Company",
+        ),
+        Passage(
+            2,
+            "3M Company and Subsidiaries\nConsolidated Balance Sheet\nAt December 31 | 2018 | 2017\n"
+            "Property, plant and equipment — net | 8,738 | 8,866\nGoodwill | 10,051 | 10,513\n",
+            "3M_2018_10K.pdf",
+            58,
+            "3M Company",
+        ),
+    ]
+    asked = "What is the year end FY2018 net PP&E for 3M?"
+    assert status("3M's net PP&E at the end of 2018 was $1,488 million [1].", asked, three_m) == ["mismatch"]
+    assert status("3M's net PP&E at the end of 2018 was $8,738 million [2].", asked, three_m) == ["found"]
+    capex = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
+    assert status("3M's capital expenditure in 2018 was $1,577 million [1].", capex, three_m) == ["found"]
+    # spending on PP&E is no claim against the row that buys it (3M's, Apple's "Payments for
+    # acquisition of property, plant and equipment"), nor the balance read as the purchases
+    from rag_core.figures.labels import Item, agreement, content
+
+    spent = content("spent on property, plant and equipment")
+    for label in (
+        "Purchases of property, plant and equipment (PP&E)",
+        "Payments for acquisition of property, plant and equipment",
+    ):
+        assert agreement(spent, Item(label, "Investing activities:")) == "neutral", label
+    assert agreement(content("net PP&E"), Item("Property, plant and equipment — net", "Assets")) == "agree"

@@ -87,7 +87,7 @@ def test_a_payment_row_is_what_it_pays_for():
     assert agreement(content("repurchases of common stock"), pays) == "agree"
     assert agreement(content("proceeds from repurchases of common stock"), pays) == "conflict"  # cash in
     apple = Item("Payments for acquisition of property, plant and equipment", "Investing activities:")
-    assert apple.qualifiers() == content("acquisition of property, plant and equipment")
+    assert apple.qualifiers() == {"acquisition"} and apple.concept == "§ppe"  # what is bought, and its item
     # the row of the other direction is still another row
     (fig,) = check_answer(
         "Orion received $403 million from repurchases of common stock in the nine months ended October 29, 2023.",

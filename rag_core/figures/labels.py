@@ -113,7 +113,19 @@ _concept(
     "cash from operation",
     "operating cash flow",
 )
-_concept("capex", "purchases of property and equipment", "capital expenditure", "capex")
+# A cash-flow row buying property is capex ("Purchases of property, plant and equipment (PP&E)":
+# 3M's and Coca-Cola's 10-Ks); the asset's own row is PP&E ("Property, plant and equipment — net":
+# 3M's, Coca-Cola's; "Property and equipment, net": Galaxy Gaming's 10-K), which analysts write
+# "PP&E", "net PPNE". Without it "net PP&E" named no item: the cash-flow statement's "Depreciation
+# and amortization" stood for it, unmarked.
+_concept(
+    "capex",
+    "purchases of property and equipment",
+    "purchases of property plant and equipment",
+    "capital expenditure",
+    "capex",
+)
+_concept("ppe", "property plant and equipment", "property and equipment", "pp and e", "ppe", "ppne")
 _concept("revenue", "net revenue", "revenue", "net sales", "sales", "turnover")
 _concept(
     "repurchase",
@@ -337,6 +349,8 @@ def agreement(claim: set[str], item: Item) -> str:
     if not concept and not qualifiers:
         return "neutral"  # a bare "Total" under no title: nothing to compare
     fits = qualifiers <= claim and not (_PAYS.match(item.label) and claim & _CASH_IN)
+    if named == {"§ppe"} and (concept == "§capex" or (concept == "§ppe" and _PAYS.match(item.label) and not fits)):
+        return "neutral"  # "spent $1,577 million on property, plant and equipment": the purchases' row, or not
     if named:  # a row of no line item is not the one the claim names ("Total shareholders' equity")
         return "agree" if fits and concept in named else "conflict"
     return "agree" if qualifiers and fits else "neutral"
