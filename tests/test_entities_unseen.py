@@ -252,6 +252,13 @@ def test_a_name_written_with_initials_dots_spaces_or_a_hyphen_is_the_registrant_
     assert [n.terms for n in question_names("What was J.P. Morgan's revenue?")] == [("jp", "morgan")]
     assert [n.terms for n in question_names("What were H. J. Heinz's sales?")] == [("hj", "heinz")]
     assert question_names("What were U.S. net sales?") == []  # initials alone stay no name
+    # a subject's aliases keep no initials (Kraft Heinz's 10-K writes "H. J. Heinz Company"): a
+    # question's name with them, or without, is still its name
+    from rag_core.entities.names import name_matches, terms_of
+
+    heinz = terms_of("H. J. Heinz Company")
+    assert heinz == ("heinz",) and name_matches(("hj", "heinz"), heinz) and name_matches(("heinz",), heinz)
+    assert not name_matches(("jp", "morgan"), ("morgan", "stanley"))
     scope = decide(known, keywords, "What was Morgan Stanley's net revenue?")  # still no one here
     assert scope is not None and scope.refused == ["Morgan Stanley"]
 

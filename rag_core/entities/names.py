@@ -79,19 +79,21 @@ class Name:
         return self.possessive or self.subject
 
 
-def terms_of(text: str) -> tuple[str, ...]:
+def terms_of(text: str, initials: bool = False) -> tuple[str, ...]:
     """The search terms of a name, its legal form and a trailing possessive dropped:
     "Amazon.com, Inc." → (amazon,); "NVIDIA's" → (nvidia,); "The Home Depot" → (home, depot).
-    Initials before a word are one term ("J.P. Morgan" → (jp, morgan)); a letter alone is none."""
+    A letter alone is no term; with ``initials`` (a question's name), initials before a word
+    are one ("J.P. Morgan" → (jp, morgan)). A subject's aliases keep none ("The J. M. Smucker
+    Company" → (smucker,)): ``name_matches`` lets a name's initials go."""
     words: list[str] = []
-    initials = ""
+    run = ""
     for t in tokenize(text):
         if len(t) == 1 and t.isalpha():
-            initials += t
+            run += t if initials else ""
             continue
-        if len(initials) > 1:
-            words.append(initials)
-        initials = ""
+        if len(run) > 1:
+            words.append(run)
+        run = ""
         if len(t) > 1 and not t.isdigit():
             words.append(t)
     while words and words[-1] in LEGAL_FORMS:
@@ -120,7 +122,7 @@ def question_names(text: str) -> list[Name]:
                 cue, words = first.lower(), words[1:]
         for part in _cut_after_possessives([w for w in words if not is_measure(w)]):
             raw = " ".join(part)
-            terms = tuple(t for t in terms_of(raw) if t not in NOT_NAMES and is_name_word(t))
+            terms = tuple(t for t in terms_of(raw, initials=True) if t not in NOT_NAMES and is_name_word(t))
             if not terms or terms in seen:
                 continue
             seen.add(terms)
@@ -166,6 +168,8 @@ def name_matches(name: tuple[str, ...], alias: tuple[str, ...]) -> bool:
     joined = "".join(name)
     if joined in GENERIC_FIRST:
         return False
-    return any("".join(alias[:k]) == joined for k in range(1, len(alias) + 1)) or any(
-        "".join(name[:k]) == "".join(alias) for k in range(1, len(name) + 1)
-    )
+    if any("".join(alias[:k]) == joined for k in range(1, len(alias) + 1)):
+        return True
+    if any("".join(name[:k]) == "".join(alias) for k in range(1, len(name) + 1)):
+        return True
+    return len(name) > 1 and len(name[0]) <= 3 and name[1:] == alias  # "J.M. Smucker" → Smucker
