@@ -63,6 +63,28 @@ def is_measure(written: str) -> bool:
     return letters in MEASURE_WORDS
 
 
+# Line items analysts abbreviate and filings spell out, searched by both: Galaxy Gaming's balance
+# sheet writes "Property and equipment, net", 3M's and Corning's "Property, plant and equipment";
+# "Selling, general and administrative expenses" (3M's, Kraft Heinz's); "Cost of sales" (Corning's,
+# 3M's); "Depreciation and amortization" (American Water Works', Galaxy Gaming's cash flows);
+# "Research and development" (3M's, AMD's). No search term of "PP&E" ("pp", "e") is in those rows.
+_SPELLED = {
+    "ppe": "property plant and equipment",
+    "ppne": "property plant and equipment",
+    "sga": "selling general and administrative",
+    "cogs": "cost of sales cost of goods sold",
+    "da": "depreciation and amortization",
+    "rd": "research and development",
+}
+_ABBREVIATED = re.compile(r"(?<![\w&])(?:PP&E|PPNE|PPE|SG&A|COGS|D&A|R&D)(?![\w&])", re.IGNORECASE)
+
+
+def spelled_out(text: str) -> str:
+    """``text`` with each line item an analyst abbreviates ("net PP&E", "FY2020 COGS") followed by
+    the words filings write it in, for the search: "net PP&E (property plant and equipment)"."""
+    return _ABBREVIATED.sub(lambda m: f"{m.group(0)} ({_SPELLED[re.sub(r'[^a-z]', '', m.group(0).lower())]})", text)
+
+
 def is_name_word(term: str) -> bool:
     """Whether a capitalised search term may be (part of) a name: not a period, a measure or a currency."""
     return not PERIOD_TOKEN.fullmatch(term) and term not in MEASURE_WORDS and term not in CURRENCY_CODES

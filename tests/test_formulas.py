@@ -99,6 +99,10 @@ def test_a_measure_named_without_its_formula_takes_the_textbook_one():
     result = compute(capex, _lookup({("capex", 2018): -1577}))  # an outflow: its size
     assert result is not None and show(result.value, result.kind, capex) == "$1,577.00 million"
     assert formula_of("What drove Vega's revenue growth?") is None  # no year, no measure
+    intensive = "Is Vega a capital-intensive business based on FY2022 data?"  # capex against revenue
+    result = compute(intensive, _lookup({("capex", 2022): -1749, ("revenue", 2022): 34229}))
+    assert result is not None and show(result.value, result.kind, intensive) == "5.11%"
+    assert result.name.lower().startswith("capital intensity (capex as a % of revenue)")
     assert formula_of("Who is Vega's auditor in FY2022?") is None
 
 
@@ -164,8 +168,10 @@ def test_the_chat_answers_a_measure_the_question_defines_with_its_arithmetic(fil
     assert len(llm.chats) == asked  # the value asked is the app's arithmetic: no model
     assert turn.answer.startswith("🧮 Computed from the statements:")
     assert "24.26 = 6,489 / ((282 + 253) / 2)" in turn.answer and "23.10" not in turn.answer
-    assert [s["page"] for s in turn.sources][:2] in ([2, 3], [3, 2])  # the operands' pages lead the sources
-    assert turn.answer.endswith("[1]") and turn.figures_unsupported == 0  # cited as its first source, trusted
+    pages = [s["page"] for s in turn.sources]
+    assert pages[:2] in ([2, 3], [3, 2])  # the operands' pages lead the sources
+    first = pages.index(2) + 1  # cited as the source of its first operand's page (revenue's), trusted
+    assert turn.answer.endswith(f"[{first}]") and turn.figures_unsupported == 0
     assert turn.served_by["llm"] == COMPUTED_BY
 
 
@@ -278,6 +284,21 @@ def _statement_lookup(pages: dict[str, list[tuple[object, int]]]):
             {"cash": 88},
             "What is the FY2021 capital expenditure amount for American Water Works in USD millions?",
             "$1,764.00 million",
+        ),
+        # whether a business is capital-intensive, as analysts measure it: capex against revenue. 3M's
+        # 2022 capex 1,749 (cash flows, page 52) of net sales 34,229 (page 48): FinanceBench's analysts
+        # answer "CAPEX/Revenue Ratio: 5.1%"; Corning's capex 1,604 of net sales 14,189
+        (
+            "3M_2022_10K.pdf",
+            {"income": 48, "cash": 52},
+            "Is 3M a capital-intensive business based on FY2022 data?",
+            "5.11%",
+        ),
+        (
+            "CORNING_2022_10K.pdf",
+            {"income": 58, "cash": 61},
+            "Is Corning a capital-intensive business based on FY2022 data?",
+            "11.30%",
         ),
         # Corning writes D&A as two rows, "Depreciation" 1,329 and "Amortization of purchased
         # intangibles" 123 (page 61): EBITDA = 1,438 + 1,329 + 123

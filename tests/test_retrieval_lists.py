@@ -35,3 +35,34 @@ def test_the_keyword_search_runs_beside_the_vector_search_and_ranks_the_same(ctx
 
     monkeypatch.setattr(QueryLists, "of", one_after_the_other)
     assert [h.node.node_id for h in retriever.search(question).hits] == beside
+
+
+def test_a_line_item_an_analyst_abbreviates_is_searched_as_filings_write_it(ctx, tmp_path):
+    """ "net PP&E" finds Galaxy Gaming's note row "Property and equipment, net" (its 10-K, tried
+    as a user: before, the cash flows' depreciation row was read as the answer); "SG&A" finds 3M's
+    and Kraft Heinz's "Selling, general and administrative expenses" row."""
+    from rag_core.text import spelled_out
+
+    folder = tmp_path / "filing"
+    folder.mkdir()
+    (folder / "notes.html").write_text(
+        "<h2>NOTE 5. PROPERTY AND EQUIPMENT</h2><p>Property and equipment consisted of the following at"
+        " December 31, 2021 and 2020:</p><table><tr><td>Furniture and fixtures</td><td>312,639</td></tr>"
+        "<tr><td>Property and equipment, net</td><td>98,594</td><td>116,724</td></tr></table>"
+        "<h2>NOTE 6. OPERATING EXPENSES</h2><p>Selling, general and administrative expenses were"
+        " $10,646,524 in 2021.</p>"
+        + "".join(
+            f"<h2>NOTE {n}. OTHER</h2><p>Net revenues, net income and net loss per share at the end of 2021"
+            f" were reported for segment {n} of the company's net assets.</p>"
+            for n in range(7, 12)
+        )
+    )
+    ctx.ingestion.ingest_paths([folder])
+    retriever = ctx.chat.components.retriever(top_k=2)
+    for question, row in (
+        ("What was net PP&E at the end of 2021?", "Property and equipment, net"),
+        ("How much were SG&A expenses in 2021?", "Selling, general and administrative"),
+    ):
+        assert spelled_out(question) != question
+        hits = [h.node.get_content() for h in retriever.search(question).hits]
+        assert any(row in text for text in hits), (question, hits)

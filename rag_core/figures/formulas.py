@@ -35,6 +35,10 @@ MEASURES: list[tuple[str, str, str]] = [
         "ratio",
     ),
     (r"capex\s+as\s+a\s+%\s+of\s+revenue|capex\s+to\s+revenue", "capex / revenue * 100", "percent"),
+    # whether a business is capital-intensive: its capital spending against its sales, as equity research
+    # measures it (FinanceBench's analysts answer 3M's "capital-intensive … based on FY2022 data" by
+    # "CAPEX/Revenue Ratio: 5.1%"; their questions ask it of more companies than one)
+    (r"capital[\s-]intensi(?:ve|ty)", "capex / revenue * 100", "percent"),
     (r"operating\s+(?:income\s+)?%?\s*margin", "operating_income / revenue * 100", "percent"),
     (r"(?:d&a|depreciation\s+and\s+amortization)\b.{0,40}%\s*margin", "da / revenue * 100", "percent"),
     (r"\bquick\s+ratio|acid[\s-]test", "(current_assets - inventory) / current_liabilities", "ratio"),
@@ -56,6 +60,8 @@ MEASURES: list[tuple[str, str, str]] = [
     (r"(?:net\s+)?pp&?n?e\b|net\s+property,?\s+plant", "ppe", "amount"),
     (r"cash\s+dividends|dividends\s+paid", "dividends", "amount"),
 ]
+# A measure's name as the answer says it, where the question's words name no formula ("capital-intensive")
+_SAID = {r"capital[\s-]intensi(?:ve|ty)": "capital intensity (capex as a % of revenue)"}
 _FY = re.compile(r"\bFY\s?'?((?:19|20)\d{2})\b|\bfiscal\s+(?:year\s+)?((?:19|20)\d{2})\b", re.IGNORECASE)
 _SPAN = re.compile(
     r"\bFY\s?((?:19|20)\d{2})\s*[-–]\s*FY\s?((?:19|20)\d{2})\s+(\d)[\s-]+year\s+average(?:\s+of)?\b", re.I
@@ -162,7 +168,7 @@ def formula_of(question: str) -> tuple[str, str, str, list[int]] | None:
         m = re.search(pattern, question, re.I)
         if m:
             span_years = list(range(int(span.group(1)), int(span.group(2)) + 1)) if span else [first]
-            return m.group(0).strip(), template, kind, span_years
+            return _SAID.get(pattern, m.group(0).strip()), template, kind, span_years
     return None
 
 

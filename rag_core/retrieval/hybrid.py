@@ -32,7 +32,7 @@ from rag_core.retrieval.routing import interleave, route_by_name
 from rag_core.retrieval.spans import Spans
 from rag_core.retrieval.windows import finish_lines, widen
 from rag_core.settings import RetrievalSettings
-from rag_core.text import is_cjk
+from rag_core.text import is_cjk, spelled_out
 
 # The vector similarity mapped onto the coverage scale for the relevance signal: VECTOR_FLOOR
 # (typical of unrelated text in the same language with MiniLM) is 0, VECTOR_FLOOR +
@@ -197,7 +197,7 @@ class HybridRetriever(BaseRetriever):
             return Retrieval([], {}, {**scope.stats(), "gated": True})
         s = self.settings
         pool = max(self.top_k * 3, 10) * (len(scope.routes) if scope else 1)  # candidates enough for each
-        lists = self.lists.of(query, 1.0, pool)
+        lists = self.lists.of(spelled_out(query), 1.0, pool)  # "net PP&E" searched as filings write it too
         stats: dict[str, Any] = {}
         variants = query_variants(query, s.multi_query, self.llm_factory) if s.multi_query != "off" else []
         for v in variants:
