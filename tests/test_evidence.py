@@ -87,6 +87,26 @@ $70,923,698.
 Indicate the number of shares outstanding of each of the registrant’s classes of common stock: 23,718,968 common shares as of March 28, 2022."""
 
 
+def test_a_line_item_an_analyst_abbreviates_is_read_on_the_line_that_spells_it_out():
+    """Galaxy Gaming's 10-K, tried as a user: asked "How much did SG&A grow that year?", the model
+    was shown its cover's "State the aggregate market value …" and not its MD&A's SG&A line
+    (3M's and Kraft Heinz's 10-Ks write the row "Selling, general and administrative" too)."""
+    mdna = (
+        "This increase was due to the 2021 employee bonus accrual being included in the current year.\n"
+        "Selling, general and administrative expenses were $10,646,524 in 2021 compared to $8,964,930 in"
+        " 2020, representing an increase of $1,681,594, or 18.8%.\n"
+        "Research and development expenses were $520,449 in 2021."
+    )
+    evidence = select_evidence(
+        "How much did SG&A grow that year?",
+        [(COVER, "example-10k.html", None, None), (mdna, "example-10k.html", None, None)],
+        budget=60,
+        count_tokens=lambda text: len(text.split()),
+    )
+    shown = [line for ev in evidence for line in ev.lines]
+    assert any(line.startswith("Selling, general and administrative expenses were $10,646,524") for line in shown)
+
+
 def test_a_label_line_without_a_figure_brings_the_value_on_the_line_beside_it():
     """A form writes a label and its value on two lines (the value above or below): the label holds
     the question's words, the value none of them; the model must read both."""

@@ -30,7 +30,7 @@ from rag_core.chat import tables
 from rag_core.figures import grids
 from rag_core.payloads import Source
 from rag_core.text import is_header as is_text_header
-from rag_core.text import query_terms, tokenize
+from rag_core.text import query_terms, spelled_out, tokenize
 from rag_core.text_injection import without_instructions
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
@@ -96,7 +96,7 @@ def select_evidence(
         for ev, lines in zip(evidence, split, strict=True):
             ev.lines = lines
         return evidence
-    terms = query_terms(question)
+    terms = query_terms(spelled_out(question))  # "SG&A" is the line "Selling, general and administrative …"
     weight = {t: (idf(t) if idf else 1.0) for t in terms}
     total = sum(weight.values()) or 1.0
     scored: list[_Unit] = []
@@ -190,7 +190,7 @@ def is_header(line: str) -> bool:
 
 def best_sentence(question: str, texts: Sequence[str], idf: Callable[[str], float] | None = None) -> tuple[int, str]:
     """The sentence (or table line) of ``texts`` that best answers ``question``: (text index, sentence)."""
-    terms = query_terms(question)
+    terms = query_terms(spelled_out(question))  # "SG&A" is the line "Selling, general and administrative …"
     weight = {t: (idf(t) if idf else 1.0) for t in terms}
     best: tuple[float, int, str] = (-1.0, 0, "")
     for i, text in enumerate(texts):
