@@ -68,7 +68,8 @@ def is_measure(written: str) -> bool:
 # "Selling, general and administrative expenses" (3M's, Kraft Heinz's); "Cost of sales" (Corning's,
 # 3M's); "Depreciation and amortization" (American Water Works', Galaxy Gaming's cash flows);
 # "Research and development" (3M's, AMD's). No search term of "PP&E" ("pp", "e") is in those rows.
-_SPELLED = {
+# Only unambiguous forms: "PPE" is also protective equipment, "cogs" a word, so those two in capitals.
+_SPELLED = {  # by the letters of the abbreviation as written
     "ppe": "property plant and equipment",
     "ppne": "property plant and equipment",
     "sga": "selling general and administrative",
@@ -76,7 +77,7 @@ _SPELLED = {
     "da": "depreciation and amortization",
     "rd": "research and development",
 }
-_ABBREVIATED = re.compile(r"(?<![\w&])(?:PP&E|PPNE|PPE|SG&A|COGS|D&A|R&D)(?![\w&])", re.IGNORECASE)
+_ABBREVIATED = re.compile(r"(?<![\w&])(?:(?i:PP&E|SG&A|D&A|R&D)|PPNE|COGS)(?![\w&])")
 
 
 def spelled_out(text: str) -> str:

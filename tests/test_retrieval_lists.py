@@ -57,6 +57,8 @@ def test_a_line_item_an_analyst_abbreviates_is_searched_as_filings_write_it(ctx,
             for n in range(7, 12)
         )
     )
+    for plain in ("How much PPE did the hospital buy?", "How many cogs turn the gear?", "What does the MD&A say?"):
+        assert spelled_out(plain) == plain  # protective equipment, a word, a section: nothing to spell out
     ctx.ingestion.ingest_paths([folder])
     retriever = ctx.chat.components.retriever(top_k=2)
     for question, row in (
