@@ -37,7 +37,7 @@ MEASURES: list[tuple[str, str, str]] = [
     (r"capex\s+as\s+a\s+%\s+of\s+revenue|capex\s+to\s+revenue", "capex / revenue * 100", "percent"),
     # whether a business is capital-intensive: its capital spending against its sales, as equity research
     # measures it (FinanceBench's analysts answer 3M's "capital-intensive … based on FY2022 data" by
-    # "CAPEX/Revenue Ratio: 5.1%"; their questions ask it of more companies than one)
+    # "CAPEX/Revenue Ratio: 5.1%"; read from 3M's and Corning's 2022 10-Ks: 5.11%, 11.30%)
     (r"capital[\s-]intensi(?:ve|ty)", "capex / revenue * 100", "percent"),
     (r"operating\s+(?:income\s+)?%?\s*margin", "operating_income / revenue * 100", "percent"),
     (r"(?:d&a|depreciation\s+and\s+amortization)\b.{0,40}%\s*margin", "da / revenue * 100", "percent"),
