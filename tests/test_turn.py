@@ -137,3 +137,38 @@ def test_a_follow_up_made_to_stand_alone_is_asked_of_the_model_as_it_stands(ctx,
     ctx.chat.turn(own, sid).result()
     assert llm.chats[2][-1].content.endswith(own)
     assert any("42 litres" in (m.content or "") for m in llm.chats[2][:-1])  # the conversation, before it
+
+
+# The loop a 1.5B model wrote when asked what drove American Express's gross margin (FinanceBench,
+# its 2022 10-K): one paragraph over and over until the token limit; figures as it wrote them.
+LOOP = (
+    "The gross margin change was driven by the increase in the cost of goods sold (COGS). "
+    "The COGS increased by $1,100,000, which was primarily due to higher costs associated with new products. "
+)
+
+
+def test_an_answer_going_round_in_a_loop_is_stopped_at_its_first_repeat_and_kept_once(ctx, three_docs, llm):
+    ctx.ingestion.ingest_paths([three_docs])
+    sid = ctx.sessions.create().id
+    llm.script(answers=[LOOP * 4])
+    turn = ctx.chat.turn(QUESTION, sid)
+    shown = "".join(turn)
+    answered = turn.result()
+    assert answered.answer.count("The gross margin change") == 1 and answered.answer.count("The COGS") == 1
+    assert answered.answer.endswith("new products.") and not answered.stopped  # marked: not in the sources
+    assert ctx.sessions.messages(sid)[-1].content == answered.answer
+    # the model was stopped at the first repeated sentence, not read to its end
+    assert len(shown) < len(LOOP) * 2 and shown.startswith(LOOP)
+
+
+def test_sentences_said_twice_on_purpose_or_too_short_to_tell_are_kept(ctx, three_docs, llm):
+    from rag_core.chat.messages import repeating_from
+
+    ctx.ingestion.ingest_paths([three_docs])
+    twice = "It delivers 42 litres per minute [1]. It delivers 42 litres per minute [1]."  # short: kept
+    llm.script(answers=[twice])
+    assert ctx.chat.turn(QUESTION).result().answer == twice
+    assert repeating_from(LOOP + LOOP[:40]) is None  # the repeat is not finished yet
+    assert repeating_from(LOOP + "The COGS increased by $1.") is None  # "$1." then "5 million"
+    lines = "- Pumps deliver 42 litres per minute at full power\n"
+    assert repeating_from(lines * 2) == len(lines)  # a list item written twice, line by line

@@ -35,6 +35,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from rag_core.chat.evidence import Evidence, select_evidence
 from rag_core.chat.followups import complete_ellipsis, self_contained
+from rag_core.chat.messages import repeating_from
 from rag_core.chat.summary import as_message
 from rag_core.prompts import CONDENSE_PROMPT, FENCE_RULE, NO_ANSWER, QUESTION_PROMPT
 from rag_core.providers.rerank import GuardedRerank
@@ -57,6 +58,7 @@ def trim_history(messages: list[ChatMessage], token_limit: int, question: str | 
     return memory.get(input=question)
 
 
+_ENDS = re.compile(r"[.!?\n]")  # a piece of the answer that may end a sentence
 _MARKERS = re.compile(r"\s*(?<![\w\]])\[\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\](?:\s*\[\d{1,3}\])*")
 
 
@@ -297,7 +299,18 @@ class DocentChatEngine(BaseChatEngine):
             yield ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=refusal), delta=refusal)
             return
         slot = getattr(self.llm, "answer_slot", None)  # the local model keeps a slot for answers
-        yield from self.llm.stream_chat(messages, **({"slot": slot} if slot is not None else {}))
+        stream = self.llm.stream_chat(messages, **({"slot": slot} if slot is not None else {}))
+        written = ""
+        try:
+            for chunk in stream:
+                yield chunk
+                written += chunk.delta or ""
+                if _ENDS.search(chunk.delta or "") and repeating_from(written) is not None:
+                    return  # going round in a loop: the text before the repeat is the answer
+        finally:
+            close = getattr(stream, "close", None)
+            if callable(close):
+                close()  # the model stops writing (llama.cpp's request is closed)
 
     # ------------------------------------------------------------------ BaseChatEngine
     def _prepare(self, message: str, chat_history: list[ChatMessage] | None):
@@ -324,6 +337,7 @@ class DocentChatEngine(BaseChatEngine):
     def chat(self, message: str, chat_history: list[ChatMessage] | None = None) -> AgentChatResponse:
         messages, source, found = self._prepare(message, chat_history)
         text = "".join(r.delta or "" for r in self.stream_answer(messages))
+        text = text[: repeating_from(text)]
         return AgentChatResponse(response=text, sources=[source], source_nodes=found.nodes)
 
     async def achat(self, message: str, chat_history: list[ChatMessage] | None = None) -> AgentChatResponse:

@@ -46,6 +46,7 @@ from rag_core.chat.messages import (
     ChatTurn,
     count_tokens,
     llama_timings,
+    repeating_from,
     safe_error,
     stored_answer,
     to_source,
@@ -317,7 +318,8 @@ class Turn:
         self.timings["total_s"] = round(end - self.started, 3)
         if len(parts) > 1 and first and end > first:
             self.timings["tokens_per_s"] = round((len(parts) - 1) / (end - first), 2)
-        answer = "".join(parts).strip() or empty
+        written = "".join(parts)
+        answer = written[: repeating_from(written)].strip() or empty  # a loop cut at its first repeat
         self._written = answer  # as the model wrote it: what the next turns' history holds
         if self._figures is not None:  # each figure checked against the sources, marked if unsupported
             checked = self._figures.check(answer)
