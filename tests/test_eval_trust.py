@@ -33,6 +33,10 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "fin
         ("The largest liability was long-term debt [1].", "Customer deposits", False),
         ("It fell from 24.6% in 2021 to 21.6% in 2022 [1].", "From 24.6% in FY 2021 to 21.6% in FY 2022.", True),
         ("It fell to 21.6% in 2022 [1].", "From 24.6% in FY 2021 to 21.6% in FY 2022.", False),
+        # a margin's change as analysts write it: points of a percentage are a percentage
+        ("The margin fell 1.74 percentage points [1].", "Operating margin has decreased by 1.7%", True),
+        ("The margin fell 2.5 pp [1].", "Operating margin has decreased by 2.5%", True),
+        ("The margin fell 1.74 percentage points [1].", "Operating margin has decreased by 1.9%", False),
     ],
 )
 def test_a_gold_figure_is_said_within_its_rounding_and_a_stance_must_match(answer, gold, right):

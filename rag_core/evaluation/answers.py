@@ -36,7 +36,7 @@ _SCALES = {
 }
 _NUMBER = re.compile(
     r"(?P<neg>[-−(])?\s*(?P<cur>[$€£¥])?\s*(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?!\d|-[A-Za-z])"
-    r"(?:\s*(?P<pct>%|percent\b))?(?:\s*(?P<unit>thousands?|millions?|billions?|trillion|mn|bn|[kmb])\b)?",
+    r"(?:\s*(?P<pct>%|percent\b|percentage\s+points?\b|pp\b))?(?:\s*(?P<unit>thousands?|millions?|billions?|trillion|mn|bn|[kmb])\b)?",
     re.IGNORECASE,
 )
 _MONTH_DAY = re.compile(
