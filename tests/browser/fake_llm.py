@@ -25,7 +25,9 @@ from typing import ClassVar
 DOCUMENTS = re.compile(r"<documents>\n(.*?)\n</documents>\s*(.*)\Z", re.S)
 SOURCE = re.compile(r"^\[(\d+)\] [^\n]*\n", re.M)  # "[1] orion.pdf, page 1", then the passage's lines
 WORDS = re.compile(r"\w+")
-PADDING = "That is what the cited passages say about it."
+# Padding sentences differ ("…, part 2."): a sentence written again word for word is a model going round
+# in a loop, which the app stops (``chat.messages.repeating_from``); each still holds PADDING.
+PADDING = "That is what the cited passages say about it"
 
 
 def cited_answer(prompt: str, sentences: int = 2, padding: int = 1) -> str:
@@ -58,7 +60,11 @@ def cited_answer(prompt: str, sentences: int = 2, padding: int = 1) -> str:
     best = sorted(scored, reverse=True)[:sentences]
     if not best:
         return "The documents don't say."
-    return " ".join(f"{s} [{n}]." for _, _, _, s, n in best) + " " + " ".join([PADDING] * padding)
+    return (
+        " ".join(f"{s} [{n}]." for _, _, _, s, n in best)
+        + " "
+        + " ".join(f"{PADDING}, part {i + 1}." for i in range(padding))
+    )
 
 
 class FakeOpenAI(BaseHTTPRequestHandler):
