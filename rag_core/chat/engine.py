@@ -35,7 +35,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from rag_core.chat.evidence import Evidence, select_evidence
 from rag_core.chat.followups import complete_ellipsis, self_contained
-from rag_core.chat.messages import repeating_from
+from rag_core.chat.messages import repeating_from, without_repeat
 from rag_core.chat.summary import as_message
 from rag_core.prompts import CONDENSE_PROMPT, FENCE_RULE, NO_ANSWER, QUESTION_PROMPT
 from rag_core.providers.rerank import GuardedRerank
@@ -336,8 +336,7 @@ class DocentChatEngine(BaseChatEngine):
 
     def chat(self, message: str, chat_history: list[ChatMessage] | None = None) -> AgentChatResponse:
         messages, source, found = self._prepare(message, chat_history)
-        text = "".join(r.delta or "" for r in self.stream_answer(messages))
-        text = text[: repeating_from(text)]
+        text = without_repeat("".join(r.delta or "" for r in self.stream_answer(messages)))
         return AgentChatResponse(response=text, sources=[source], source_nodes=found.nodes)
 
     async def achat(self, message: str, chat_history: list[ChatMessage] | None = None) -> AgentChatResponse:

@@ -28,6 +28,7 @@ __all__ = [
     "safe_error",
     "secrets_of",
     "to_source",
+    "without_repeat",
 ]
 
 History = list[tuple[str, str]]  # (role, text) pairs, oldest first
@@ -80,6 +81,11 @@ def repeating_from(text: str) -> int | None:
         return None
     earlier = {" ".join(body[a:b].split()) for a, b in itertools.pairwise(starts)}
     return starts[-1] if last in earlier else None
+
+
+def without_repeat(text: str) -> str:
+    """``text`` up to where it begins to repeat itself (``repeating_from``): a loop kept once."""
+    return text[: repeating_from(text)]
 
 
 def safe_error(e: BaseException, secrets: tuple[str, ...] = ()) -> str:

@@ -46,10 +46,10 @@ from rag_core.chat.messages import (
     ChatTurn,
     count_tokens,
     llama_timings,
-    repeating_from,
     safe_error,
     stored_answer,
     to_source,
+    without_repeat,
 )
 from rag_core.chat.notices import instruction_notices, refusal, search_notices
 from rag_core.chat.registered import COVER_BY, listed_for
@@ -318,8 +318,7 @@ class Turn:
         self.timings["total_s"] = round(end - self.started, 3)
         if len(parts) > 1 and first and end > first:
             self.timings["tokens_per_s"] = round((len(parts) - 1) / (end - first), 2)
-        written = "".join(parts)
-        answer = written[: repeating_from(written)].strip() or empty  # a loop cut at its first repeat
+        answer = without_repeat("".join(parts)).strip() or empty  # a loop cut at its first repeat
         self._written = answer  # as the model wrote it: what the next turns' history holds
         if self._figures is not None:  # each figure checked against the sources, marked if unsupported
             checked = self._figures.check(answer)
