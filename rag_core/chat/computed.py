@@ -86,6 +86,7 @@ ITEM_STATEMENT = {
     "cogs": "income",
     "operating_income": "income",
     "net_income": "income",
+    "net_income_common": "income",
     "da": "cash",
     "capex": "cash",
     "dividends": "cash",

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from rag_core.figures.items import ITEMS, OUTFLOWS, PARTS
+from rag_core.figures.items import FALLBACK, ITEMS, OUTFLOWS, PARTS, SHOWN
 
 # Measures a question may name without defining (textbook definitions): name pattern → formula
 # over items ("{item}" a year's figure; "avg" / "chg" the average / change over the year before).
@@ -50,6 +50,16 @@ MEASURES: list[tuple[str, str, str]] = [
     (r"interest\s+coverage", "operating_income / interest_expense", "ratio"),
     (r"return\s+on\s+(?:(?:share|stock)holders'?\s+)?equity|\broe\b", "net_income / avg(equity)", "ratio"),
     (r"free\s+cash\s+flows?|\bfcf\b", "operating_cash_flow - capex", "amount"),
+    # a share of the year's net income paid out as dividends, or kept (textbook payout and retention ratios)
+    (r"(?:dividend\s+)?payout\s+ratio", "dividends / net_income_common", "ratio"),
+    (r"retention\s+ratio|plowback\s+ratio", "(net_income_common - dividends) / net_income_common", "ratio"),
+    # growth over the year before, of the later year a question names ("from FY2016 to FY2017")
+    (
+        r"(?:year[\s-]over[\s-]year|yoy|annual)\s+(?:change|growth)\s+(?:in|of)\s+(?:total\s+)?(?:net\s+)?"
+        r"(?:revenues?|sales)|(?:revenues?|sales)\s+growth(?:\s+rate)?",
+        "(revenue - prior(revenue)) / prior(revenue) * 100",
+        "percent",
+    ),
     (r"\bcogs\s+%\s*margin|cost\s+of\s+(?:goods\s+sold|sales)\s+%\s*margin", "cogs / revenue * 100", "percent"),
     (r"capital\s+expenditures?\s+amount|\bcapex\b|capital\s+expenditures?", "capex", "amount"),
     (
@@ -96,7 +106,9 @@ class Result:
     def describe(self, question: str) -> str:
         """ "Fixed asset turnover ratio, FY2019: 24.26 = 6,489 / ((253 + 282) / 2) (…, page 70; …, page 69)"."""
         shown = show(self.value, self.kind, question)
-        where = "; ".join(f"{f.item.replace('_', ' ')} FY{f.year}: {f.written} ({f.where})" for f in self.figures)
+        where = "; ".join(
+            f"{SHOWN.get(f.item, f.item.replace('_', ' '))} FY{f.year}: {f.written} ({f.where})" for f in self.figures
+        )
         return f"{self.name}: {shown} = {self.arithmetic}. From the statements: {where}."
 
 
@@ -108,11 +120,11 @@ def show(value: float, kind: str, question: str) -> str:
         return f"{value:.{decimals}f}%"
     if kind == "ratio":
         return f"{value:.{decimals}f}"
-    value *= 1e6  # amounts are computed in millions
+    sign, value = "-" if value < 0 else "", abs(value) * 1e6  # amounts are computed in millions; a loss is "-$660"
     for word, scale in (("billion", 1e9), ("million", 1e6), ("thousand", 1e3)):
         if re.search(rf"usd\s+{word}s|in\s+{word}s|\$\s?{word}", q):
-            return f"${value / scale:,.2f} {word}"
-    return f"${value / 1e6:,.0f} million"
+            return f"{sign}${value / scale:,.2f} {word}"
+    return f"{sign}${value / 1e6:,.0f} million"
 
 
 def _item_of(phrase: str) -> str | None:
@@ -147,6 +159,7 @@ def _template(expr: str, year: int) -> str:
     keys = "|".join(ITEMS)
     expr = re.sub(rf"(?<![(\w])({keys})\b(?!\))", lambda m: f"FY{year} {m.group(1)}", expr)
     expr = re.sub(r"avg\((\w+)\)", lambda m: f"(average {m.group(1)} between FY{year - 1} and FY{year})", expr)
+    expr = re.sub(r"prior\((\w+)\)", lambda m: f"FY{year - 1} {m.group(1)}", expr)
     return re.sub(r"chg\((\w+)\)", lambda m: f"(change in {m.group(1)} between FY{year - 1} and FY{year})", expr)
 
 
@@ -168,7 +181,26 @@ def formula_of(question: str) -> tuple[str, str, str, list[int]] | None:
         m = re.search(pattern, question, re.I)
         if m:
             span_years = list(range(int(span.group(1)), int(span.group(2)) + 1)) if span else [first]
+            if "prior(" in template and not span:  # a change: of the latest year named, over the one before
+                span_years = [max(years)]
             return _SAID.get(pattern, m.group(0).strip()), template, kind, span_years
+    return _single_item(question, first)
+
+
+# A statement's line item asked for one fiscal year, as analysts write it ("the FY2020 total current
+# assets", "FY2019 COGS", "total revenue for FY2020"): the item's name beside the year, and nothing
+# after it that narrows it ("net income attributable to noncontrolling interests" is another row)
+_AFTER_ITEM = r"(?=\s*(?:[?(,.;:]|for\b|of\b|in\b|at\b|as\b|was\b|were\b|according\b|based\b|from\b|$))"
+
+
+def _single_item(question: str, year: int) -> tuple[str, str, str, list[int]] | None:
+    for key, (pattern, _) in ITEMS.items():
+        before = re.search(rf"\bFY\s?'?\d{{4}}\s+(?:year[\s-]end\s+)?(?:{pattern}){_AFTER_ITEM}", question, re.I)
+        after = re.search(rf"\b(?:{pattern})\s+(?:in|for|during)\s+FY\s?'?\d{{4}}\b", question, re.I)
+        m = before or after
+        if m:
+            name = re.sub(r"^FY\s?'?\d{4}\s+|\s+(?:in|for|during)\s+FY.*$", "", m.group(0), flags=re.I)
+            return name.strip(), key, "amount", [year]
     return None
 
 
@@ -257,6 +289,10 @@ def _operand_value(phrase: str, year: int, lookup: Lookup, found: list[Figure]) 
     how, item, y, other = parsed
     labels = ITEMS[item][1]
     a = lookup(item, labels, y)
+    if a is None and item in FALLBACK:
+        item = FALLBACK[item]
+        labels = ITEMS[item][1]
+        a = lookup(item, labels, y)
     if a is None and how == "val" and item in PARTS:
         return _parts_value(item, y, lookup, found)
     if a is None:

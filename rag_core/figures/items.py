@@ -55,7 +55,20 @@ ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "total_assets": (r"total\s+assets", ("Total assets",)),
     "net_income": (
         r"net\s+(?:income|earnings)",
-        ("Net income", "Consolidated net income", "Net earnings", "Net income attributable to common shareholders"),
+        (
+            "Net income",  # "Net income (loss)": Amazon's and Intel's 10-Qs
+            "Consolidated net income",
+            "Net earnings",
+            "Net income attributable to common shareholders",
+            "Net loss",  # AMD's 2015 10-K, Amazon's 10-Qs
+        ),
+    ),
+    # the net income of the company's own shareholders, without noncontrolling interests' share: "Net income
+    # attributable to 3M", "… to shareowners of The Coca-Cola Company", "… to Corning Incorporated", "… to
+    # common shareholders" (American Water Works); a company without such interests writes only "Net income"
+    "net_income_common": (
+        r"net\s+(?:income|earnings)\s+attributable\s+to\s+(?:common\s+)?(?:share(?:holders|owners)|stockholders)",
+        ("Net income attributable to common shareholders", "Net income attributable to common stockholders"),
     ),
     "inventory": (
         r"inventor(?:y|ies)",
@@ -120,6 +133,9 @@ ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
 # to stockholders" (Intel), "Payments for dividends and dividend equivalents" (Apple), "Common stock
 # cash dividends paid" (Microsoft); not those received, declared or paid to noncontrolling interests.
 LABEL_PATTERNS: dict[str, re.Pattern[str]] = {
+    "net_income_common": re.compile(
+        r"^net (?:income|earnings) attributable to (?!non ?controlling|minority|participating|preferred)(?!.* per\b)"
+    ),
     "dividends": re.compile(
         r"^(?!.*\b(?:received|declared|payable|noncontrolling|minority|preferred|subsidiar\w*)\b)"
         r"(?=.*\bdividends?\b)(?=.*\b(?:paid|payments?)\b)"
@@ -136,4 +152,8 @@ PARTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     ),
 }
 # Items whose figure a statement writes as an outflow in parentheses: the amount is its size.
+# An item read as another where a statement has no row of its own for it
+FALLBACK = {"net_income_common": "net_income"}
+# An item's name as an answer shows it, where its key does not say it
+SHOWN = {"net_income_common": "net income attributable to shareholders"}
 OUTFLOWS = frozenset({"capex", "dividends", "interest_expense"})  # American Water Works: "Interest expense (433)"
