@@ -1,8 +1,8 @@
 """More textbook measures a question names without stating them (rag_core.figures.formulas):
-the dividend payout and retention ratios, revenue growth over the year before, and one line
-item of one fiscal year ("the FY2020 total current assets"). Fakes for the arithmetic, then the
-real statements of FinanceBench's tune-half filings (3M, AMD, American Water Works, Coca-Cola,
-Corning) for the rows read."""
+SG&A and R&D as a % of revenue, the dividend payout and retention ratios, revenue growth over
+the year before, and one line item of one fiscal year ("the FY2020 total current assets").
+Fakes for the arithmetic, then the real statements of FinanceBench's tune-half filings (3M,
+AMD, American Water Works, Coca-Cola, Corning) for the rows read."""
 
 from __future__ import annotations
 
@@ -116,6 +116,13 @@ def _real_lookup(pages: dict[str, int], path):
             "-3.51%",
         ),
         ("CORNING_2022_10K.pdf", {"balance": 60}, "What is the FY2022 accounts payable for Corning?", "$1,804 million"),
+        # a cost line's share of revenue: 3M's "Selling, general and administrative expenses" 9,049 of 34,229;
+        # AMD's "Marketing, general and administrative" 482 and "Research and development" 947 of 3,991;
+        # Corning's "Research, development and engineering expenses" 1,047 of 14,189
+        ("3M_2022_10K.pdf", {"income": 48}, "What is the FY2022 SG&A as a % of revenue for 3M?", "26.44%"),
+        ("AMD_2015_10K.pdf", {"income": 56}, "What is the FY2015 SG&A % margin for AMD?", "12.08%"),
+        ("AMD_2015_10K.pdf", {"income": 56}, "What is the FY2015 R&D as a % of revenue for AMD?", "23.73%"),
+        ("CORNING_2022_10K.pdf", {"income": 58}, "What is the FY2022 R&D as a % of sales for Corning?", "7.38%"),
     ],
 )
 def test_the_measures_are_computed_from_real_statements(shared_data, filing, pages, question, shown):

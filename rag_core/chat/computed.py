@@ -87,6 +87,8 @@ ITEM_STATEMENT = {
     "operating_income": "income",
     "net_income": "income",
     "net_income_common": "income",
+    "sga": "income",
+    "rd": "income",
     "da": "cash",
     "capex": "cash",
     "dividends": "cash",

@@ -50,6 +50,19 @@ MEASURES: list[tuple[str, str, str]] = [
     (r"interest\s+coverage", "operating_income / interest_expense", "ratio"),
     (r"return\s+on\s+(?:(?:share|stock)holders'?\s+)?equity|\broe\b", "net_income / avg(equity)", "ratio"),
     (r"free\s+cash\s+flows?|\bfcf\b", "operating_cash_flow - capex", "amount"),
+    # a cost line's share of revenue
+    (
+        r"(?:sg&a|selling,?\s+general,?\s+(?:and|&)\s+administrative(?:\s+expenses?)?)\s+(?:as\s+a\s+)?"
+        r"(?:%|percent(?:age)?)\s*(?:of\s+(?:total\s+)?(?:net\s+)?(?:revenues?|sales)|margin)",
+        "sga / revenue * 100",
+        "percent",
+    ),
+    (
+        r"(?:r&d|research\s+and\s+development(?:\s+expenses?)?)\s+(?:as\s+a\s+)?"
+        r"(?:%|percent(?:age)?)\s*(?:of\s+(?:total\s+)?(?:net\s+)?(?:revenues?|sales)|margin)",
+        "rd / revenue * 100",
+        "percent",
+    ),
     # a share of the year's net income paid out as dividends, or kept (textbook payout and retention ratios)
     (r"(?:dividend\s+)?payout\s+ratio", "dividends / net_income_common", "ratio"),
     (r"retention\s+ratio|plowback\s+ratio", "(net_income_common - dividends) / net_income_common", "ratio"),

@@ -123,6 +123,28 @@ ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
     ),
     "interest_expense": (r"interest\s+expenses?", ("Interest expense", "Interest expense, net")),
+    # "Selling, general and administrative expenses" (3M, Corning, Coca-Cola), "… administrative" (Apple's
+    # 10-Qs), "Marketing, general and administrative" (AMD, Intel's 10-Qs)
+    "sga": (
+        r"sg&a|selling,?\s+general,?\s+(?:and|&)\s+administrative(?:\s+expenses?)?",
+        (
+            "Selling, general and administrative expenses",
+            "Selling, general and administrative expense",
+            "Selling, general and administrative",
+            "Marketing, general and administrative",
+        ),
+    ),
+    # "Research and development" (AMD, Apple's, Intel's and NVIDIA's 10-Qs), "Research, development and
+    # related expenses" (3M), "Research, development and engineering expenses" (Corning)
+    "rd": (
+        r"r&d|research,?\s+(?:and\s+)?development(?:\s+and\s+(?:engineering|related))?(?:\s+expenses?)?",
+        (
+            "Research and development",
+            "Research and development expenses",
+            "Research, development and related expenses",
+            "Research, development and engineering expenses",
+        ),
+    ),
     "equity": (
         r"(?:total\s+)?(?:(?:share|stock)holders'?\s+)?equity",
         ("Total equity", "Total shareholders' equity", "Total stockholders' equity", "Total shareholders’ equity"),
@@ -155,5 +177,5 @@ PARTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
 # An item read as another where a statement has no row of its own for it
 FALLBACK = {"net_income_common": "net_income"}
 # An item's name as an answer shows it, where its key does not say it
-SHOWN = {"net_income_common": "net income attributable to shareholders"}
+SHOWN = {"net_income_common": "net income attributable to shareholders", "sga": "SG&A", "rd": "R&D"}
 OUTFLOWS = frozenset({"capex", "dividends", "interest_expense"})  # American Water Works: "Interest expense (433)"
