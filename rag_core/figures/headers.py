@@ -35,6 +35,9 @@ _CHANGE = re.compile(
     r"|\bincrease\s*/?\s*\(?decrease\)?|\bvariance\b|\b[QY]\s?/\s?[QY]\b",
     re.IGNORECASE,
 )
+# A change column named by the years it compares ("2022 vs. 2021": American Express, Coca-Cola; "22 vs.
+# 21": Corning): one column, not two years'
+_VERSUS = re.compile(r"(?<![\d,.$])'?(?:19|20)?\d{2}\s+(?:vs\.?|versus)\s+'?(?:19|20)?\d{2}(?![\d,.%])", re.IGNORECASE)
 _DATE_ONE_LINE = DATE.pattern.replace(r",?\s*(?P<year>", r",?[ \t]*(?P<year>")  # "July 31,\n2023": two tokens
 
 
@@ -45,7 +48,7 @@ def _unnamed(pattern: str) -> str:
 # A column named by its quarter or fiscal year ("Q3 2024", "Q3 FY24", "3Q23", "FY2024", "Fiscal 2023")
 FISCAL = re.compile(r"\b(?:FY\s?|fiscal\s+(?:year\s+)?)'?(?P<fy>(?:19|20)\d{2}|\d{2})\b", re.IGNORECASE)
 _HEADER_TOKEN = re.compile(
-    rf"(?:{_unnamed(QUARTER.pattern)})|(?:{_unnamed(FISCAL.pattern)})|(?:{_GROUP.pattern})|(?:{_DATE_ONE_LINE})|{_YEAR.pattern}"
+    rf"(?:{_VERSUS.pattern})|(?:{_unnamed(QUARTER.pattern)})|(?:{_unnamed(FISCAL.pattern)})|(?:{_GROUP.pattern})|(?:{_DATE_ONE_LINE})|{_YEAR.pattern}"
     rf"|(?:{_CHANGE.pattern})",
     re.IGNORECASE,
 )
@@ -145,7 +148,9 @@ def columns_of(header: str, title: str = "") -> list[Column]:
     days: list[tuple[int, int]] = []  # (month, day) of dates written without their year
     for token in _HEADER_TOKEN.finditer(header):
         text = token.group(0).strip()
-        if q := QUARTER.fullmatch(text):
+        if _VERSUS.fullmatch(text):
+            slots.append(("versus", "change"))
+        elif q := QUARTER.fullmatch(text):
             slots.append(("quarter", quarter_of(q)))
         elif fy := FISCAL.fullmatch(text):
             written = int(fy.group("fy"))
@@ -166,6 +171,9 @@ def columns_of(header: str, title: str = "") -> list[Column]:
             kind = (c.group("kind") or "").lower()
             named = {"$": "$ change", "%": "% change"}.get(kind, f"{kind} change".strip())
             slots.append(("change", f"{text.upper().replace(' ', '')} change" if "/" in text else named))
+    if any(k == "versus" for k, _ in slots):  # the change columns are where the years compared stand; a
+        # "% change" on a line above names them, it adds none ("% change" over Corning's "22 vs. 21")
+        slots = [("change", v) if k == "versus" else (k, v) for k, v in slots if k != "change"]
     periods = [i for i, (k, _) in enumerate(slots) if k != "change"]
     if not periods:
         return []

@@ -11,6 +11,7 @@ without a rival of nearly the same score (``CellMatch.confidence``) speaks for t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -24,6 +25,15 @@ from rag_core.figures.periods import agree
 from rag_core.figures.sources import Passage
 
 SURE = 0.6  # a cell less sure than this (a rival row or column nearly as good) is not used
+# A figure written as the change of its line item, not its level: "net sales grew by $107 million"
+# (asked how much Corning's net sales grew; its table's 14,189 is the level), "decreased $2,766
+# million" (Coca-Cola's SG&A), "a net increase of $107 million" (Corning's MD&A)
+_CHANGED_BY = re.compile(
+    r"(?:\b(?:grew|grown|grow|rose|risen|increased|decreased|declined|fell|dropped|went\s+(?:up|down)|was\s+(?:up|down))"
+    r"(?:\s+by)?|\b(?:increase|decrease|decline|growth|change|rise|drop)\s+of)"
+    r"\s+(?:approximately\s+|about\s+|nearly\s+|roughly\s+)?$",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -99,6 +109,8 @@ def verify_answer(
                 claim = claims.get(fig.start)
                 if claim is None or claim.number.percent != cell.number.percent or fig.status == "computed":
                     continue
+                if _CHANGED_BY.search(answer[max(0, fig.start - 40) : fig.start]):
+                    continue  # the change of the line item the cell is the level of
                 if agreement(claim.terms, cell.row.item) != "agree":
                     continue
                 if not claim.relative and cell.column is not None and agree(claim.period, cell.column.period) is False:
