@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_core.chat.followups import complete_ellipsis, self_contained
+from rag_core.chat.followups import complete_ellipsis, resolve_pointers, self_contained
 
 DATA = Path(__file__).parent / "data" / "elliptical_sec.jsonl"
 
@@ -76,3 +76,42 @@ def test_the_elliptical_sec_set_is_mostly_completed_by_rule_and_never_wrongly():
     answered = [(got, gold) for got, gold in done if got is not None]
     assert all(got == gold for got, gold in answered)
     assert len(answered) >= 0.8 * len(rows)
+
+
+@pytest.mark.parametrize(
+    ("question", "previous", "expected"),
+    [
+        # a user's try over Corning's 2022 10-K: the 1.5B model returned the follow-up unchanged, and
+        # the answer was "The documents don't say" with the R&D row on the first source's page
+        ("And its R&D as a % of revenue that year?", "What was Corning's dividend payout ratio in FY2022?",
+         "What was Corning's R&D as a % of revenue in FY2022?"),
+        ("And its net income?", "What was Corning's dividend payout ratio in FY2022?",
+         "What was Corning's net income in FY2022?"),  # the period asked before goes with it
+        ("How did its gross margin change that quarter?",
+         "What were Apple's total net sales for the quarter ended June 25, 2022?",
+         "How did Apple's gross margin change in the quarter ended June 25, 2022?"),  # a question of its own
+        ("And their revenue in the same year?", "What was Coca-Cola's capex in FY2017?",
+         "What was Coca-Cola's revenue in FY2017?"),
+        # nothing to resolve unambiguously: the model rewrites
+        ("What about its side effects?", "What is ibuprofen used for?", None),  # no owner named
+        ("And its revenue?", "What was Apple's revenue compared with Microsoft's in 2022?", None),  # two owners
+        ("And the other one's revenue?", "What was Apple's revenue in 2022?", None),  # another word points back
+        ("And that year's capex?", "What was Corning's revenue in FY2022?", None),  # of no one
+        ("How deadly is it?", "What is lobular carcinoma?", None),
+    ],
+)  # fmt: skip
+def test_its_and_that_year_are_the_previous_questions_one_owner_and_period(question, previous, expected):
+    assert resolve_pointers(question, previous) == expected
+
+
+def test_a_follow_up_leaning_on_its_owner_and_period_needs_no_model():
+    from llama_index.core.llms import ChatMessage, MessageRole
+
+    from rag_core.chat.engine import rule_rewrite
+
+    history = [
+        ChatMessage(role=MessageRole.USER, content="What was Corning's dividend payout ratio in FY2022?"),
+        ChatMessage(role=MessageRole.ASSISTANT, content="Dividend payout ratio: 0.71 = 932 / 1,316."),
+    ]
+    got = rule_rewrite("And its R&D as a % of revenue that year?", history)
+    assert got == ("What was Corning's R&D as a % of revenue in FY2022?", "rule")

@@ -34,7 +34,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from rag_core.chat.evidence import Evidence, select_evidence
-from rag_core.chat.followups import complete_ellipsis, self_contained
+from rag_core.chat.followups import complete_ellipsis, resolve_pointers, self_contained
 from rag_core.chat.messages import repeating_from, without_repeat
 from rag_core.chat.summary import as_message
 from rag_core.prompts import CONDENSE_PROMPT, FENCE_RULE, NO_ANSWER, QUESTION_PROMPT
@@ -103,7 +103,7 @@ def rule_rewrite(question: str, history: list[ChatMessage]) -> tuple[str, str] |
     if not history:
         return question, "first turn"
     previous = next((m.content or "" for m in reversed(history) if m.role == MessageRole.USER), "")
-    completed = complete_ellipsis(question, previous)
+    completed = complete_ellipsis(question, previous) or resolve_pointers(question, previous)
     if completed:
         return completed, "rule"
     if self_contained(question):

@@ -182,6 +182,55 @@ def complete_ellipsis(question: str, previous: str) -> str | None:
     return None
 
 
+# The pointing words a follow-up may lean on the previous question with, each for one of its parts:
+# "its" / "their" its one owner ("Corning's"), "that year" its one period ("FY2022").
+_OWNER_POINTER = re.compile(r"\b(?:its|their)\b", re.IGNORECASE)
+_PERIOD_POINTER = re.compile(
+    r"\b(?:(?P<prep>in|for|during|of|over)\s+)?(?:that|the\s+same)\s+(?:fiscal\s+)?(?:year|quarter|period)\b", re.I
+)
+_OPENER = re.compile(r"^(?:what|how\s+much|how\s+many)\s+(?:is|was|were|are|did)\s+(?:the\s+)?$", re.IGNORECASE)
+_LEAD = re.compile(r"^\s*(?:(?:and|but|also|so|now|ok(?:ay)?)[\s,]+)?(?:(?:what|how)\s+about\s+)?", re.IGNORECASE)
+
+
+def resolve_pointers(question: str, previous: str) -> str | None:
+    """``question`` with "its" / "their" and "that year" written as the previous question's one
+    owner and one period ("And its R&D as a % of revenue that year?" after "What was Corning's
+    dividend payout ratio in FY2022?" → "What was Corning's R&D as a % of revenue in FY2022?"),
+    or None when it points back with any other word, or the previous question has not exactly
+    one owner (a name with "'s") or one period for the words that point to them."""
+    prev = previous.strip().rstrip("?？.!").strip()
+    part = question[_LEAD.match(question).end() :].strip().rstrip("?？.!").strip()  # type: ignore[union-attr]
+    owners = [m for m in _names(prev) if prev[m.end() : m.end() + 2] in ("'s", "’s")]
+    said = _OWNER_POINTER.search(part) or _PERIOD_POINTER.search(part)
+    if not prev or not said or len(owners) > 1:
+        return None
+    if _OWNER_POINTER.search(part):
+        if len(owners) != 1:
+            return None
+        part = _OWNER_POINTER.sub(prev[owners[0].start() : owners[0].end() + 2], part)
+    if _PERIOD_POINTER.search(part):
+        periods = list(_PERIOD.finditer(prev))
+        if len(periods) != 1:
+            return None
+        period = periods[0].group(0).strip()
+        part = _PERIOD_POINTER.sub(
+            lambda m: period if part[m.end() : m.end() + 2] in ("'s", "’s") else f"{m.group('prep') or 'in'} {period}",
+            part,
+        )
+    if any(w in _POINTERS for w in _words(part)) or not part:
+        return None  # another word points back ("that one", "the other"): the model reads the conversation
+    if _words(part)[0] not in _QUESTION_OPENERS:  # a noun phrase: asked as the previous question asks
+        opener = prev[: owners[0].start()] if owners else ""
+        if not _OPENER.match(opener) or prev[owners[0].start() : owners[0].end()] not in part:
+            return None  # asked otherwise, or of no one ("And that year's capex?"): the model rewrites
+        periods = list(_PERIOD.finditer(prev))
+        if len(periods) == 1 and not _PERIOD.search(part):  # "And its net income?": of the period asked before
+            said = re.search(r"(?:\b(?:in|for|during|as\s+of|at\s+the\s+end\s+of)\s+)?$", prev[: periods[0].start()])
+            part += " " + prev[said.start() if said else periods[0].start() : periods[0].end()].strip()
+        part = opener + part
+    return part[:1].upper() + part[1:] + "?"
+
+
 def _phrase_end(text: str, after: int) -> int:
     """Where the phrase that starts before ``after`` ends: at the next preposition or period."""
     ends = [len(text)]
