@@ -68,7 +68,7 @@ def test_the_next_turn_reads_the_answer_as_written_not_the_marks_that_quote_the_
     llm.script(answers=[written, "It was $1,350 million [1]."], condense=["What was Acme's revenue?"])
     marked = ctx.chat.ask(QUARTER, session_id=sid).answer
     assert "⚠" in marked and ctx.sessions.messages(sid)[-1].content == marked  # shown and stored marked
-    ctx.chat.ask("And its revenue?", session_id=sid)
+    ctx.chat.ask("How did it do on revenue?", session_id=sid)  # "it": the model rewrites
     plain = written.replace(" [1]", "")
     assert plain in llm.prompts[-1] and "[1]" not in llm.prompts[-1]  # the rewrite's prompt: as written, uncited
     assert all("⚠" not in p for p in llm.prompts)  # not the marks

@@ -82,3 +82,16 @@ def test_the_real_pages_read_their_change_columns(shared_data):
     ]
     coca_cola = page_rows(pdfs / "COCACOLA_2017_10K.pdf", 49) or ""
     assert _cells(coca_cola, "Cost of goods sold")[0] == ("13,256", "year ended December 31, 2017")
+
+
+def test_a_refusal_gets_the_cell_a_table_holds_for_the_question():
+    question = "What were Corning's research, development and engineering expenses in FY2022?"
+    page = Page(HIGHLIGHTS, "CORNING_2022_10K.pdf", 24)
+    cells = [find_cell(question, [page])]
+    sources = [Passage(1, HIGHLIGHTS, "CORNING_2022_10K.pdf", 24)]
+    refused = verify_answer("The documents don't say.", question, sources, cells)
+    assert refused.answer.startswith("The documents don't say.")
+    assert "The table on p. 24 says: Research, development and engineering expenses" in refused.answer
+    assert "$1,047" in refused.answer and refused.table_says
+    words = verify_answer("Corning spent more on research in 2022.", question, sources, cells)
+    assert words.answer == "Corning spent more on research in 2022." and not words.table_says  # not a refusal

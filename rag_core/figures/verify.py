@@ -25,6 +25,7 @@ from rag_core.figures.periods import agree
 from rag_core.figures.sources import Passage
 
 SURE = 0.6  # a cell less sure than this (a rival row or column nearly as good) is not used
+_REFUSED = re.compile(r"\bdocuments?\s+(?:don['’]t|do\s+not|doesn['’]t|does\s+not)\s+say\b", re.IGNORECASE)
 # A figure written as the change of its line item, not its level: "net sales grew by $107 million"
 # (asked how much Corning's net sales grew; its table's 14,189 is the level), "decreased $2,766
 # million" (Coca-Cola's SG&A), "a net increase of $107 million" (Corning's MD&A)
@@ -98,7 +99,11 @@ def verify_answer(
     said under it, the answer's figure of the cell's line item marked as not what it says."""
     report = check_answer(answer, question, passages, owners=owners)
     if not report.figures:
-        return Verified(answer, report, "")
+        # a refusal where a table holds the cell asked: the cell under it, with its page (the model
+        # said "The documents don't say" of Corning's R&D, its row on the first source's page)
+        said = [_table_note(c) for c in sure_cells(cells, least)] if _REFUSED.search(answer) else []
+        shown = answer.rstrip() + "\n\n" + "\n".join(f"- {n}" for n in said) if said else answer
+        return Verified(shown, report, "", said)
     notes: list[str] = []
     unstated = [c for c in sure_cells(cells, least) if not _stated(figures(answer, question), c)]
     if unstated:
