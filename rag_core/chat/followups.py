@@ -201,8 +201,8 @@ def resolve_pointers(question: str, previous: str) -> str | None:
     prev = previous.strip().rstrip("?？.!").strip()
     part = question[_LEAD.match(question).end() :].strip().rstrip("?？.!").strip()  # type: ignore[union-attr]
     owners = [m for m in _names(prev) if prev[m.end() : m.end() + 2] in ("'s", "’s")]
-    said = _OWNER_POINTER.search(part) or _PERIOD_POINTER.search(part)
-    if not prev or not said or len(owners) > 1:
+    pointing = _OWNER_POINTER.search(part) or _PERIOD_POINTER.search(part)
+    if not prev or not pointing or len(owners) > 1:
         return None
     if _OWNER_POINTER.search(part):
         if len(owners) != 1:
@@ -225,8 +225,8 @@ def resolve_pointers(question: str, previous: str) -> str | None:
             return None  # asked otherwise, or of no one ("And that year's capex?"): the model rewrites
         periods = list(_PERIOD.finditer(prev))
         if len(periods) == 1 and not _PERIOD.search(part):  # "And its net income?": of the period asked before
-            said = re.search(r"(?:\b(?:in|for|during|as\s+of|at\s+the\s+end\s+of)\s+)?$", prev[: periods[0].start()])
-            part += " " + prev[said.start() if said else periods[0].start() : periods[0].end()].strip()
+            lead = re.search(r"(?:\b(?:in|for|during|as\s+of|at\s+the\s+end\s+of)\s+)?$", prev[: periods[0].start()])
+            part += " " + prev[lead.start() if lead else periods[0].start() : periods[0].end()].strip()
         part = opener + part
     return part[:1].upper() + part[1:] + "?"
 
