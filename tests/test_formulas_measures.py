@@ -63,6 +63,13 @@ def test_revenue_growth_is_of_the_later_year_named_over_the_one_before():
         ("What is the FY2022 net income attributable to noncontrolling interests for Vega?", None),
         ("What is the FY2022 revenue by segment for Vega?", None),
         ("What is the FY2022 sales and marketing expense for Vega?", None),
+        ("What is the FY2022 revenue of the iPhone for Vega?", None),  # a product's, not the total
+        ("What is the FY2022 revenue for the Americas segment?", None),
+        ("What is the FY2022 revenue for Vega's Services?", None),  # something of the company's
+        ("What is the FY2022 revenue in Europe for Vega?", None),
+        ("What is the FY2022 total revenue of the Coca-Cola Company?", "revenue"),
+        ("What is the FY2019 COGS for AMD (in USD millions)?", "cogs"),
+        ("What is the FY2018 total revenue for 3M?", "revenue"),
         ("Who is Vega's auditor in FY2022?", None),
     ],
 )

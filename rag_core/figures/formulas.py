@@ -203,7 +203,13 @@ def formula_of(question: str) -> tuple[str, str, str, list[int]] | None:
 # A statement's line item asked for one fiscal year, as analysts write it ("the FY2020 total current
 # assets", "FY2019 COGS", "total revenue for FY2020"): the item's name beside the year, and nothing
 # after it that narrows it ("net income attributable to noncontrolling interests" is another row)
-_AFTER_ITEM = r"(?=\s*(?:[?(,.;:]|for\b|of\b|in\b|at\b|as\b|was\b|were\b|according\b|based\b|from\b|$))"
+# nothing that narrows it: the question ends, or goes on with the company ("for 3M", "of the Coca-Cola
+# Company"), the units, the statement or the year's end; not "in Europe", "for the iPhone", "from services"
+_AFTER_ITEM = (
+    r"(?=\s*(?:[?(,.;:]|$|(?:for|of)\s+(?:the\s+)?(?:(?-i:[A-Z0-9])[\w&.-]*\s*){1,4}(?:[?(,.;:]|$)"
+    r"|in\s+(?:USD|US\$|\$|units|thousands|millions|billions)\b|at\s+(?:the\s+)?(?:year[\s-]end|end)\b"
+    r"|(?:was|were|according|based|as\s+(?:reported|shown|stated))\b|from\s+the\s+(?:\w+\s+){0,2}statements?\b))"
+)
 
 
 def _single_item(question: str, year: int) -> tuple[str, str, str, list[int]] | None:
