@@ -70,6 +70,8 @@ def test_revenue_growth_is_of_the_later_year_named_over_the_one_before():
         ("What is the FY2022 total revenue of the Coca-Cola Company?", "revenue"),
         ("What is the FY2019 COGS for AMD (in USD millions)?", "cogs"),
         ("What is the FY2018 total revenue for 3M?", "revenue"),
+        ("What was Vega's COGS in FY2019?", "cogs"),
+        ("What was the iPhone revenue for FY2022?", None),
         ("Who is Vega's auditor in FY2022?", None),
     ],
 )

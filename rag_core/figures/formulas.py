@@ -215,10 +215,16 @@ _AFTER_ITEM = (
 def _single_item(question: str, year: int) -> tuple[str, str, str, list[int]] | None:
     for key, (pattern, _) in ITEMS.items():
         before = re.search(rf"\bFY\s?'?\d{{4}}\s+(?:year[\s-]end\s+)?(?:{pattern}){_AFTER_ITEM}", question, re.I)
-        after = re.search(rf"\b(?:{pattern})\s+(?:in|for|during)\s+FY\s?'?\d{{4}}\b", question, re.I)
+        after = (
+            re.search(  # "the total equity for FY2021", "Vega's COGS in FY2019"; not "the iPhone revenue for FY2022"
+                rf"(?:\bthe\s+|['’]s\s+)(?:{pattern})\s+(?:in|for|during)\s+FY\s?'?\d{{4}}\b", question, re.I
+            )
+        )
         m = before or after
         if m:
-            name = re.sub(r"^FY\s?'?\d{4}\s+|\s+(?:in|for|during)\s+FY.*$", "", m.group(0), flags=re.I)
+            name = re.sub(
+                r"^(?:the\s+|['’]s\s+|FY\s?'?\d{4}\s+)|\s+(?:in|for|during)\s+FY.*$", "", m.group(0), flags=re.I
+            )
             return name.strip(), key, "amount", [year]
     return None
 
