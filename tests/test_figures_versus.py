@@ -69,6 +69,11 @@ def test_a_change_the_answer_gives_is_not_marked_by_the_level_cell():
     assert not [f for f in grew.report.figures if f.status == "table"]
     level = verify_answer("Corning's net sales were $14,082 million in FY2022 [1].", question, sources, cells)
     assert [f.status for f in level.report.figures if f.text.startswith("$14,082")] == ["table"]  # still marked
+    # the model's words in the user try: "Net sales growth in FY2022: $107 million …"; a level it moved to is a level
+    for answer in ("Net sales growth in FY2022: $107 million, or 1% [1].", "Net sales were up $107 million [1]."):
+        assert not [f for f in verify_answer(answer, question, sources, cells).report.figures if f.status == "table"]
+    moved = verify_answer("Corning's net sales increased to $14,082 million in FY2022 [1].", question, sources, cells)
+    assert [f.status for f in moved.report.figures if f.text.startswith("$14,082")] == ["table"]
 
 
 def test_the_real_pages_read_their_change_columns(shared_data):
@@ -95,3 +100,15 @@ def test_a_refusal_gets_the_cell_a_table_holds_for_the_question():
     assert "$1,047" in refused.answer and refused.table_says
     words = verify_answer("Corning spent more on research in 2022.", question, sources, cells)
     assert words.answer == "Corning spent more on research in 2022." and not words.table_says  # not a refusal
+
+
+def test_the_models_words_do_not_pose_as_docents_arithmetic(tmp_path):
+    """In the user try the model, having read two computed answers in the conversation, began its
+    own with "🧮 Computed from the statements:": the lead says Docent did the arithmetic, so only
+    Docent's own answer keeps it."""
+    from rag_core.chat.computed import COMPUTED_LEAD, Computation
+
+    question = "How much did Corning's net sales grow in FY2022?"
+    computation = Computation(question, [], None, tmp_path)  # type: ignore[arg-type]
+    written = f"{COMPUTED_LEAD} Net sales growth in FY2022: $107 million, or 1%."
+    assert computation.completed(written, question) == "Net sales growth in FY2022: $107 million, or 1%."

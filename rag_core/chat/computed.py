@@ -314,6 +314,10 @@ class Computation:
 
     def completed(self, answer: str, question: str) -> str:
         """``answer``, with the computation after it when it does not state the result."""
+        if (
+            answer.startswith(COMPUTED_LEAD) and answer != self.alone()
+        ):  # the model's words posing as Docent's arithmetic
+            answer = answer[len(COMPUTED_LEAD) :].lstrip()
         if self.result is None:
             return answer
         shown = show(self.result.value, self.result.kind, question)

@@ -30,11 +30,21 @@ _REFUSED = re.compile(r"\bdocuments?\s+(?:don['’]t|do\s+not|doesn['’]t|does\
 # (asked how much Corning's net sales grew; its table's 14,189 is the level), "decreased $2,766
 # million" (Coca-Cola's SG&A), "a net increase of $107 million" (Corning's MD&A)
 _CHANGED_BY = re.compile(
-    r"(?:\b(?:grew|grown|grow|rose|risen|increased|decreased|declined|fell|dropped|went\s+(?:up|down)|was\s+(?:up|down))"
-    r"(?:\s+by)?|\b(?:increase|decrease|decline|growth|change|rise|drop)\s+of)"
-    r"\s+(?:approximately\s+|about\s+|nearly\s+|roughly\s+)?$",
+    r"\b(?:gr[eo]w(?:n|th)?|rose|risen|rise|increase[ds]?|decrease[ds]?|decline[ds]?|fell|drop(?:ped|s)?|change[ds]?"
+    r"|(?:went|was|were)\s+(?:up|down))\b[^.;!?]*$|(?:,|\b(?:was|were|is|are))\s+(?:up|down)\s+(?:by\s+)?$",
     re.IGNORECASE,
 )
+# "increased to $14,189 million", "from $14,082 million": the figure is a level, whatever the clause says
+_A_LEVEL = re.compile(r"\b(?:to|from|at|reached|totall?ed|of\s+total)\s+(?:approximately\s+|about\s+)?$", re.IGNORECASE)
+
+
+def _a_change(answer: str, start: int) -> bool:
+    """Whether the figure at ``start`` is given as a change of its line item: a change word before
+    it in its clause ("grew by", "Net sales growth in FY2022:", "an increase of"), not a level
+    it moved to or from."""
+    before = answer[max(0, start - 80) : start]
+    before = re.split(r"[.;!?]\s|\n", before)[-1]
+    return bool(_CHANGED_BY.search(before)) and not _A_LEVEL.search(before)
 
 
 @dataclass
@@ -114,7 +124,7 @@ def verify_answer(
                 claim = claims.get(fig.start)
                 if claim is None or claim.number.percent != cell.number.percent or fig.status == "computed":
                     continue
-                if _CHANGED_BY.search(answer[max(0, fig.start - 40) : fig.start]):
+                if _a_change(answer, fig.start):
                     continue  # the change of the line item the cell is the level of
                 if agreement(claim.terms, cell.row.item) != "agree":
                     continue
