@@ -100,9 +100,15 @@ def test_a_year_asked_drops_the_filings_of_earlier_periods_only():
         "3M_2022_10K.pdf"
     ]
     fy21 = "How much has the effective tax rate of 3M changed between FY2021 and FY2022?"
-    assert named_reports(fy21, units, str, covers) == ["3M_2022_10K.pdf"]  # the earliest year named
+    assert named_reports(fy21, units, str, covers) == ["3M_2022_10K.pdf"]
+    # a 10-K's statements give its year and the two before: the 2022 10-K gives FY2020, not FY2018
     assert named_reports("3M's FY20 capex?", units, str, covers) == ["3M_2020_10K.pdf", "3M_2022_10K.pdf"]
-    assert named_reports("What drove 3M's growth in fiscal 2018?", units, str, covers) == units
+    assert named_reports("What drove 3M's growth in fiscal 2018?", units, str, covers) == [
+        "3M_2018_10K.pdf",
+        "3M_2020_10K.pdf",
+    ]
+    # no filing gives both years: those that may give the earliest
+    assert named_reports("3M's revenue between FY2016 and FY2022?", units, str, covers) == units
     assert named_reports("3M's revenue in 2030?", units, str, covers) == units  # none reports it: kept
     assert named_reports("What capex does 3M expect for 2022?", units, str, covers) == units  # looking ahead
     assert named_reports("What was 3M's capex?", units, str, covers) == units
@@ -113,6 +119,24 @@ def test_a_year_asked_drops_the_filings_of_earlier_periods_only():
     assert named_reports("NVIDIA's fiscal 2024 revenue so far?", list(nvidia), str, lambda: ({}, {}, nvidia)) == [
         "NVDA 10-Q.pdf"
     ]
+
+
+def test_the_filings_that_give_every_year_asked_are_kept_when_there_are():
+    # Corning's 2020, 2021 and 2022 10-Ks (covers "For the fiscal year ended December 31, 2022"):
+    # "between FY2021 and FY2022" is in the 2022 10-K's statements; the 2021 one gives FY2021 alone
+    corning = {f"CORNING_{y}_10K.pdf": ("year", date(y, 12, 31)) for y in (2020, 2021, 2022)}
+    units = list(corning)
+
+    def covers() -> Covers:
+        return {}, {}, corning
+
+    changed = "How much has the effective tax rate of Corning changed between FY2021 and FY2022?"
+    assert named_reports(changed, units, str, covers) == ["CORNING_2022_10K.pdf"]
+    average = "What is the FY2019 - FY2021 3 year average operating margin for Corning?"
+    assert named_reports(average, units, str, covers) == ["CORNING_2021_10K.pdf"]
+    assert named_reports("Corning's FY2020 capex?", units, str, covers) == units  # each gives FY2020
+    unknown = [*units, "corning-investor-day.pdf"]  # no cover: it may give them
+    assert named_reports(changed, unknown, str, covers) == ["CORNING_2022_10K.pdf", "corning-investor-day.pdf"]
 
 
 def test_a_cover_says_the_period_its_filing_reports():
@@ -152,4 +176,5 @@ def test_a_question_naming_a_year_is_answered_from_the_filings_that_report_it(ma
 
     assert files("What were 3M's operating expenses?") == {"3M_2018_10K.pdf", "3M_2022_10K.pdf"}
     assert files("What were 3M's operating expenses in FY2022?") == {"3M_2022_10K.pdf"}
-    assert files("What were 3M's operating expenses in FY2018?") == {"3M_2018_10K.pdf", "3M_2022_10K.pdf"}
+    # the 2022 10-K's statements give 2020-2022: FY2018 is the 2018 10-K's
+    assert files("What were 3M's operating expenses in FY2018?") == {"3M_2018_10K.pdf"}

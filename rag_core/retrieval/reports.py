@@ -18,7 +18,11 @@ those the question names are kept, when any is:
   year that ends after its own period, so a filing whose cover says it reports an earlier period
   is dropped (3M's 2018 10-K for "FY2022", Corning's 2020 10-K for "FY2021 and FY2022"). A 10-K
   reports the fiscal years up to the one its cover names; a 10-Q may already be of the next one
-  (NVIDIA's "fiscal 2024" began in January 2023), so a 10-Q is kept from the year before. The
+  (NVIDIA's "fiscal 2024" began in January 2023), so a 10-Q is kept from the year before. When
+  filings that report every year named are there, only they are kept: a 10-K's statements give
+  its year and the two before (3M's 2022 10-K gives 2020-2022, not FY2018; Corning's 2022 10-K
+  gives both years of "between FY2021 and FY2022", its 2021 10-K one), a 10-Q its year and the
+  one before (and the next, as a fiscal year may be named by the year it ends in). Else the
   earliest year named counts ("between FY2018 and FY2022"). A question looking ahead ("expected",
   "guidance", "outlook", "will") is read in the filings before the year, and keeps them all; a
   document without such a cover is kept.
@@ -72,6 +76,17 @@ def reports_year(cover: Cover | None, year: int) -> bool:
     return end.year >= (year if kind == "year" else year - 1)
 
 
+def reports_all(cover: Cover | None, years: set[int]) -> bool:
+    """Whether a filing whose cover says it reports ``cover`` gives statements of every one of
+    ``years`` (unknown: it may): a 10-K its year and the two before, a 10-Q its year, the one
+    before and the one after."""
+    if cover is None:
+        return True
+    kind, end = cover
+    first, last = (end.year - 2, end.year) if kind == "year" else (end.year - 1, end.year + 1)
+    return first <= min(years) and max(years) <= last
+
+
 def asked_quarters(question: str) -> set[tuple[int, int]]:
     """The quarters (quarter, year) ``question`` names: its reports ("the Q3 2022 10-Q") and
     its quarters ("in Q3 2023", "the first quarter of 2023")."""
@@ -106,8 +121,11 @@ def named_reports(
         newest = max((known[document(u)] for u in dated), default=None)
         kept = [u for u in dated if known[document(u)] == newest]
     elif years := asked_years(question):
-        first, covered = min(years), covers()[2]
-        kept = [u for u in units if reports_year(covered.get(document(u)), first)]
+        covered = covers()[2]
+        if any(reports_all(covered[document(u)], years) for u in units if document(u) in covered):
+            kept = [u for u in units if reports_all(covered.get(document(u)), years)]
+        else:  # no filing gives them all: those that may give the earliest
+            kept = [u for u in units if reports_year(covered.get(document(u)), min(years))]
     else:
         return units
     return kept if 0 < len(kept) < len(units) else units
