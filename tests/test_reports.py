@@ -139,6 +139,32 @@ def test_the_filings_that_give_every_year_asked_are_kept_when_there_are():
     assert named_reports(changed, unknown, str, covers) == ["CORNING_2022_10K.pdf", "corning-investor-day.pdf"]
 
 
+def test_quarterly_reports_alone_are_kept_by_the_earliest_year():
+    # JPMorgan's 10-Qs ("For the quarterly period ended March 31, 2021", June 30, 2022 and June 30, 2023)
+    # and Apple's ("For the Quarterly Period Ended June 25, 2022"): a 10-Q's statements give quarters,
+    # so no 10-Q narrows a question to itself as giving every year named
+    jpm = {
+        "JPMORGAN_2021Q1_10Q.pdf": ("quarter", date(2021, 3, 31)),
+        "JPMORGAN_2022Q2_10Q.pdf": ("quarter", date(2022, 6, 30)),
+        "JPMORGAN_2023Q2_10Q.pdf": ("quarter", date(2023, 6, 30)),
+    }
+    units = list(jpm)
+    both = "How did JPMorgan's net interest income change between 2022 and 2023?"
+    assert named_reports(both, units, str, lambda: ({}, {}, jpm)) == units  # each may give 2022's quarter
+    # beside a 10-K that gives the years, a 10-Q of the latest year is kept (Apple's 10-K for fiscal 2022)
+    apple = {
+        "AAPL 10-K 2022.pdf": ("year", date(2022, 9, 24)),
+        "2023 Q3 AAPL.pdf": ("quarter", date(2023, 7, 1)),
+        "AAPL 10-K 2021.pdf": ("year", date(2021, 9, 25)),
+    }
+    fy = "How did Apple's net sales change between fiscal 2021 and fiscal 2022?"
+    assert named_reports(fy, list(apple), str, lambda: ({}, {}, apple)) == ["AAPL 10-K 2022.pdf"]
+    assert named_reports("Apple's net sales in fiscal 2022?", list(apple), str, lambda: ({}, {}, apple)) == [
+        "AAPL 10-K 2022.pdf",
+        "2023 Q3 AAPL.pdf",
+    ]
+
+
 def test_a_cover_says_the_period_its_filing_reports():
     assert reported(ANNUAL.format(2022)) == ("year", date(2022, 12, 31))
     assert reported("FORM 10-K\nFor the fiscal year ended January 31, 2020\nor") == ("year", date(2020, 1, 31))

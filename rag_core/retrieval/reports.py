@@ -21,9 +21,10 @@ those the question names are kept, when any is:
   (NVIDIA's "fiscal 2024" began in January 2023), so a 10-Q is kept from the year before. When
   filings that report every year named are there, only they are kept: a 10-K's statements give
   its year and the two before (3M's 2022 10-K gives 2020-2022, not FY2018; Corning's 2022 10-K
-  gives both years of "between FY2021 and FY2022", its 2021 10-K one), a 10-Q its year and the
-  one before (and the next, as a fiscal year may be named by the year it ends in). Else the
-  earliest year named counts ("between FY2018 and FY2022"). A question looking ahead ("expected",
+  gives both years of "between FY2021 and FY2022", its 2021 10-K one), a 10-Q kept beside it
+  when of its year or the next (as a fiscal year may be named by the year it ends in). A 10-Q
+  alone does not narrow so: its statements give quarters, not the years. Else the earliest
+  year named counts ("between FY2018 and FY2022"). A question looking ahead ("expected",
   "guidance", "outlook", "will") is read in the filings before the year, and keeps them all; a
   document without such a cover is kept.
 
@@ -122,7 +123,8 @@ def named_reports(
         kept = [u for u in dated if known[document(u)] == newest]
     elif years := asked_years(question):
         covered = covers()[2]
-        if any(reports_all(covered[document(u)], years) for u in units if document(u) in covered):
+        annual = [c for u in units if (c := covered.get(document(u))) is not None and c[0] == "year"]
+        if any(reports_all(cover, years) for cover in annual):  # a 10-K gives them all: a 10-Q gives quarters
             kept = [u for u in units if reports_all(covered.get(document(u)), years)]
         else:  # no filing gives them all: those that may give the earliest
             kept = [u for u in units if reports_year(covered.get(document(u)), min(years))]
