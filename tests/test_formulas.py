@@ -230,7 +230,7 @@ def test_a_question_that_defines_nothing_computes_nothing(filing, llm):
 
 def _statement_lookup(pages: dict[str, list[tuple[object, int]]]):
     """A lookup over real statement pages: each item read from its own statement's page."""
-    from rag_core.chat.computed import ITEM_STATEMENT
+    from rag_core.figures.statement_titles import ITEM_STATEMENT
 
     def lookup(item: str, labels: tuple[str, ...], year: int) -> Figure | None:
         for path, page in pages[ITEM_STATEMENT[item]]:
@@ -336,7 +336,7 @@ def test_textbook_measures_are_computed_from_real_statements(shared_data, filing
     ],
 )
 def test_a_statement_is_the_page_its_title_heads_not_one_that_names_it(shared_data, filing, page, kind, is_statement):
-    from rag_core.chat.computed import STATEMENT_HEAD, STATEMENTS, titled
+    from rag_core.figures.statement_titles import STATEMENT_HEAD, STATEMENTS, titled
 
     path = shared_data / "eval" / "financebench" / "pdfs" / filing
     head = "\n".join((page_rows(path, page) or "").splitlines()[:STATEMENT_HEAD])

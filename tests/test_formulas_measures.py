@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from rag_core.chat.computed import ITEM_STATEMENT
 from rag_core.figures.formulas import Figure, compute, formula_of, show
 from rag_core.figures.items import LABEL_PATTERNS
+from rag_core.figures.statement_titles import ITEM_STATEMENT
 from rag_core.figures.statements import find_row, statement_rows, value_in
 from rag_core.loaders.layout import page_rows
 

@@ -24,8 +24,16 @@ from rag_core.chat.engine import Retrieved
 from rag_core.chat.evidence import Evidence
 from rag_core.figures.formulas import Figure, Result, compute, formula_of, show
 from rag_core.figures.items import LABEL_PATTERNS
+from rag_core.figures.judgements import judged_by
 from rag_core.figures.labels import STATEMENT_NAMED
 from rag_core.figures.numbers import read_numbers
+from rag_core.figures.statement_titles import (
+    ITEM_STATEMENT,
+    STATEMENT_HEAD,
+    STATEMENT_PAGES,
+    STATEMENTS,
+    titled,
+)
 from rag_core.figures.statements import StatementRow, find_row, statement_rows, value_in
 from rag_core.loaders.layout import page_rows
 from rag_core.retrieval import BM25, doc_of
@@ -49,60 +57,7 @@ _A_RATIO = re.compile(r"\bratio\b|%|\bpercent\w*|\bper\b|\bmargin\b|\bproportion
 # Asked whether the measure is positive or negative (Corning's and American Water Works' FY2022
 # working capital): the sign of the result answers Yes or No.
 _SIGN = r"^\W*(?:does|do|did|is|was|has|have|had)\b[^?]*?\b(positive|negative)\s+(?:\w+\s+)?"
-STATEMENT_HEAD = 8  # lines at the head of a page where a statement's title stands
-STATEMENT_PAGES = 15  # pages of each document searched for a statement's title
-# Each primary statement: the words its page is searched by (its title and its lines), and its title as 10-Ks and 10-Qs
-# write it (3M: "Consolidated Statement of Cash Flows"; Activision Blizzard: "CONSOLIDATED BALANCE
-# SHEETS"; Corning: "Consolidated Statements of Income"; Coca-Cola: "CONSOLIDATED STATEMENTS OF INCOME").
-STATEMENTS: dict[str, tuple[str, re.Pattern[str]]] = {
-    "income": (
-        "consolidated statements of income operations earnings revenues net sales cost of sales operating income net income per share",
-        re.compile(
-            r"\bstatements?\s+of\s+(?:consolidated\s+)?(?:operations|income|earnings)\b|\bincome\s+statements?\b", re.I
-        ),
-    ),
-    "balance": (
-        "consolidated balance sheets total assets total current assets total liabilities current liabilities equity",
-        re.compile(
-            r"\bbalance\s+sheets?\b|\bstatements?\s+of\s+(?:consolidated\s+)?financial\s+(?:position|condition)\b", re.I
-        ),
-    ),
-    "cash": (
-        "consolidated statements of cash flows operating activities investing activities financing activities net cash",
-        re.compile(r"\bstatements?\s+of\s+(?:consolidated\s+)?cash\s+flows?\b", re.I),
-    ),
-}
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
-# What may stand before a statement's title on its own line ("CONDENSED CONSOLIDATED BALANCE SHEETS"):
-# a title after other words is a sentence or a note naming the statement (3M's MD&A page "Individual
-# amounts in the Consolidated Statement of Cash Flows exclude …", its "NOTE 7. Supplemental Balance
-# Sheet Information"; Coca-Cola's "… our consolidated statement of income during the year …"; American
-# Express's "PARENT COMPANY - CONDENSED STATEMENTS OF INCOME").
-_TITLE_LEAD = re.compile(r"^[\W\d]*(?:(?:consolidated|condensed|combined)\W+)*$", re.I)
-# The statement each line item is read from: a balance from the balance sheet (not the cash-flow
-# statement's change in it), a flow from the income statement, cash paid from the cash flows.
-ITEM_STATEMENT = {
-    "revenue": "income",
-    "cogs": "income",
-    "operating_income": "income",
-    "net_income": "income",
-    "net_income_common": "income",
-    "sga": "income",
-    "rd": "income",
-    "da": "cash",
-    "capex": "cash",
-    "dividends": "cash",
-    "ppe": "balance",
-    "total_assets": "balance",
-    "inventory": "balance",
-    "accounts_payable": "balance",
-    "current_assets": "balance",
-    "current_liabilities": "balance",
-    "receivables": "balance",
-    "equity": "balance",
-    "operating_cash_flow": "cash",
-    "interest_expense": "income",
-}
 
 
 class Computation:
@@ -115,6 +70,8 @@ class Computation:
     ) -> None:
         self.question = question
         self.result: Result | None = None
+        # the measures of a yes-or-no judgement asked ("capital-intensive?"): the model judges from them
+        self.judged: tuple[Result, ...] = ()
         self.nodes: list[NodeWithScore] = []
         self._bm25, self._files = bm25, files
         self._rows: dict[tuple[str, int], list[StatementRow]] = {}
@@ -140,6 +97,7 @@ class Computation:
         self._scale = 0.0  # the units the statements found so far state
         try:
             self.result = compute(question, self._lookup)
+            self.judged = (judged_by(question, asked[3], self._lookup) or ()) if self.result is not None else ()
         except Exception:  # a page the reader trips on: the answer goes on without the computation
             logger.exception("computing the measure asked failed")
             self.result = None
@@ -264,11 +222,13 @@ class Computation:
         for i, hit in enumerate(nodes):
             meta = hit.node.metadata or {}
             if f"{doc_of(hit.node)}, page {meta.get('page')}" == first:
-                line = f"{self.result.describe(self.question)} ({COMPUTED_NOTE})"
+                said = [r.describe(self.question) for r in self.judged or (self.result,)]
                 if figures is not None:
-                    figures.trust(i + 1, self.result.describe(self.question))
+                    for text in said:
+                        figures.trust(i + 1, text)
                 self._cited = i + 1
-                return [Evidence(i + 1, doc_of(hit.node), meta.get("page"), None, [line])]
+                lines = [f"{text} ({COMPUTED_NOTE})" for text in said]
+                return [Evidence(i + 1, doc_of(hit.node), meta.get("page"), None, lines)]
         return []
 
     @property
@@ -320,21 +280,18 @@ class Computation:
             answer = answer[len(COMPUTED_LEAD) :].lstrip()
         if self.result is None:
             return answer
-        shown = show(self.result.value, self.result.kind, question)
-        wanted = float(re.sub(r"[^\d.]", "", shown.split()[0]) or "nan")
-        if any(abs(n.magnitude - abs(wanted)) < 1e-9 for n in read_numbers(answer)):
+        said = {abs(n.magnitude) for n in read_numbers(answer)}
+        missing = []
+        for result in self.judged or (self.result,):  # each measure a judgement is read by
+            shown = show(result.value, result.kind, question)
+            wanted = float(re.sub(r"[^\d.]", "", shown.split()[0]) or "nan")
+            if not any(abs(n - abs(wanted)) < 1e-9 for n in said):
+                missing.append(result.describe(question))
+        if not missing:
             return answer
-        return f"{answer}\n\n{COMPUTED_LEAD} {self.result.describe(question)}"
-
-
-def titled(head: str, title: re.Pattern[str]) -> bool:
-    """True when a line of ``head`` is the statement's title: nothing but "Consolidated",
-    "Condensed" or a number before it (what follows may be the company's name or "(Unaudited)")."""
-    for line in head.splitlines():
-        found = title.search(line)
-        if found and _TITLE_LEAD.match(line[: found.start()]):
-            return True
-    return False
+        if len(missing) == 1:
+            return f"{answer}\n\n{COMPUTED_LEAD} {missing[0]}"
+        return f"{answer}\n\n{COMPUTED_LEAD}\n" + "\n".join(f"- {text}" for text in missing)
 
 
 def _in_document(doc: str) -> Callable[[tuple[str, int]], bool]:
@@ -360,7 +317,7 @@ def computed_for(
     computation = Computation(asked, found.nodes, bm25, components.settings.paths.files, also)
     nodes = [*found.nodes, *computation.nodes]
     key = lambda n: (doc_of(n.node), (n.node.metadata or {}).get("page"))  # noqa: E731
-    if computation.answers:  # the app answers from the operands' pages: what it is read from leads the sources
+    if computation.answers or computation.judged:  # the operands' pages lead the sources: what it is read from
         first = [n for n in nodes if key(n) in computation.pages]
         ids = {n.node.node_id for n in first}
         nodes = first + [n for n in nodes if n.node.node_id not in ids]

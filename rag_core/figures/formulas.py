@@ -242,11 +242,19 @@ def compute(question: str, lookup: Lookup) -> Result | None:
     if asked is None:
         return None
     name, expr, kind, years = asked
+    return evaluate(name, expr if _DEFINED.search(question) else None, expr, kind, years, lookup)
+
+
+def evaluate(
+    name: str, defined: str | None, template: str, kind: str, years: list[int], lookup: Lookup
+) -> Result | None:
+    """A formula over items computed for ``years`` (their average when several): ``defined``,
+    as a question writes it, or else ``template`` (``MEASURES``' notation) for each year."""
     results: list[float] = []
     shown_all: list[str] = []
     found: list[Figure] = []
     for year in years:
-        text = _template(expr, year) if not _DEFINED.search(question) else expr
+        text = defined or _template(template, year)
         got = _evaluate(_tokens(text), year, lookup, found)
         if got is None:
             return None

@@ -176,6 +176,6 @@ PARTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
 # An item read as another where a statement has no row of its own for it
 FALLBACK = {"net_income_common": "net_income"}
 # An item's name as an answer shows it, where its key does not say it
-SHOWN = {"net_income_common": "net income attributable to shareholders", "sga": "SG&A", "rd": "R&D"}
+SHOWN = {"net_income_common": "net income attributable to shareholders", "ppe": "net PP&E", "sga": "SG&A", "rd": "R&D"}
 # Items whose figure a statement writes as an outflow in parentheses: the amount is its size.
 OUTFLOWS = frozenset({"capex", "dividends", "interest_expense"})  # American Water Works: "Interest expense (433)"
