@@ -40,6 +40,16 @@ DATA = Path(__file__).parent / "data" / "elliptical_sec.jsonl"
         ("What about the iPhone 15?", "How much did the iPad earn in Q3 2022?", "How much did the iPhone 15 earn in Q3 2022?"),
         ("And with 6 g of inhibitor?", "What is the corrosion rate of steel in H2SO4 without inhibitor?",
          "What is the corrosion rate of steel in H2SO4 with 6 g of inhibitor?"),  # "with" replaces "without"
+        # a name that starts with a number, as filings write it (3M's 10-Ks; "7-Eleven"), after a question that
+        # opens with "Is" before its company (tried as a user: "And 3M?" was searched as typed, and answered
+        # about 3M's liquidity)
+        ("And 3M?", "Is Corning a capital-intensive business based on FY2022 data?",
+         "Is 3M a capital-intensive business based on FY2022 data?"),
+        ("What about 7-Eleven?", "Does Walmart have positive working capital based on FY2022 data?",
+         "Does 7-Eleven have positive working capital based on FY2022 data?"),
+        ("And Corning?", "What was 3M's revenue in FY2022?", "What was Corning's revenue in FY2022?"),
+        ("And the 10-K?", "Is Corning a capital-intensive business based on FY2022 data?", None),  # a form, no name
+        ("And 2Q23?", "Is Corning a capital-intensive business based on FY2022 data?", None),  # a period, no name
         ("What about its side effects?", "What is ibuprofen used for?", None),  # points back: the LLM's job
         ("What about Gaming?", "What was NVIDIA's Data Center revenue in Q3?", None),  # which name? ambiguous
         ("How deadly is it?", "What is lobular carcinoma?", None),  # not elliptical

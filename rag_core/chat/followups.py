@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 
-from rag_core.text import CJK_RUN, query_terms
+from rag_core.entities.names import NUMBER_LED
+from rag_core.text import CJK_RUN, is_period_token, query_terms
 
 _POINTERS = frozenset(
     "it its itself they them their theirs themselves this that these those he him his she her hers there "
@@ -89,7 +90,10 @@ def self_contained(question: str) -> bool:
     return len(query_terms(question)) >= 3
 
 
-_NAME = re.compile(r"\b(?:[A-Z][\w&.-]*|[a-z]+[A-Z][\w-]*)(?:\s+(?:[A-Z][\w&.-]*))*")
+# A name: capitalised words ("Microsoft", "AT&T"), a word capitalised inside ("iPad"), or a number and
+# capitals, as ``entities.names`` reads one ("3M", "7-Eleven"; not "10-K" or "2Q23"), never inside a word
+# ("10-K" holds no name "K")
+_NAME = re.compile(rf"(?<![\w&.-])(?:[A-Z][\w&.-]*|[a-z]+[A-Z][\w-]*|{NUMBER_LED})(?:\s+(?:[A-Z][\w&.-]*))*")
 # a number right after a name, part of it: "Base 256", "iPhone 15", "Windows 11"
 _NUMBERED = re.compile(_NAME.pattern + r"\s+(?P<number>\d+(?:\.\d+)?)\b(?![.,]\d|\s*%)")
 
@@ -101,6 +105,9 @@ def _names(text: str) -> list[re.Match[str]]:
     a year or a day ("Apple 2023", "June 25")."""
     out = []
     for m in _NAME.finditer(text):
+        opener, _, rest = m.group(0).partition(" ")
+        if m.start() == 0 and rest and opener.lower() in _QUESTION_OPENERS:  # "Is Corning …": the name after it
+            m = _NAME.match(text, len(opener) + 1) or m
         numbered = _NUMBERED.match(text, m.start())
         if numbered and numbered.start("number") > m.end():
             last = m.group(0).split()[-1]
@@ -109,7 +116,7 @@ def _names(text: str) -> list[re.Match[str]]:
             ):
                 m = numbered
         word = m.group(0)
-        if m.start() == 0 or word.lower() in _QUESTION_OPENERS or _PERIOD.fullmatch(word):
+        if m.start() == 0 or word.lower() in _QUESTION_OPENERS or _PERIOD.fullmatch(word) or is_period_token(word):
             continue
         if re.fullmatch(_MONTH, word, flags=re.IGNORECASE) or word in ("I", "Q", "FY"):
             continue

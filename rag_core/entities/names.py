@@ -46,10 +46,8 @@ STARTERS = frozenset(
 # ("J.P. Morgan", "H. J. Heinz": JPMorgan's and Kraft Heinz's filings write them so). Words of
 # one name may be joined by "&" ("Procter & Gamble", "Johnson & Johnson": the cover pages of
 # both companies' filings write them so).
-_WORD = (
-    r"(?:[A-Z]\.)+(?=[ \t]+[A-Z])|[A-Z][A-Za-z0-9&.\-]*[A-Za-z0-9&]|[A-Z]"
-    r"|\d{1,2}-?[A-Z](?:[A-Za-z]+)?(?<!\d-K)(?<!\d-Q)(?<!\dK)(?<!\dQ)(?![\w-])"
-)
+NUMBER_LED = r"\d{1,2}-?[A-Z](?:[A-Za-z]+)?(?<!\d-K)(?<!\d-Q)(?<!\dK)(?<!\dQ)(?![\w-])"
+_WORD = rf"(?:[A-Z]\.)+(?=[ \t]+[A-Z])|[A-Z][A-Za-z0-9&.\-]*[A-Za-z0-9&]|[A-Z]|{NUMBER_LED}"
 _RUN = re.compile(rf"(?<![A-Za-z0-9])(?:{_WORD})(?:['’]s\b)?(?:(?:[ \t]+&)?[ \t]+(?:{_WORD})(?:['’]s\b)?)*")
 _SENTENCE_END = (".", "?", "!", ":", ";", '"', "“", "(", "•", "-", "–", "—")
 _FIGURE = re.compile(
