@@ -115,3 +115,23 @@ def test_find_cells_on_every_page_of_every_filing(docs, questions):
         right[q["shape"]] += ok
     assert right["period"] == total["period"] > 0
     assert right["compare"] >= 0.9 * total["compare"]
+
+
+def test_a_list_of_years_labelled_fy_gives_each_figure_the_label_before_it(shared_data):
+    # The local model listed capex by fiscal year, tried as a user on Corning's 2022 10-K: each
+    # "FY2021:" is the period of the figure after it, not of the one before ("$1,604 million, FY2021:").
+
+    from rag_core.figures import Passage, check_answer
+    from rag_core.loaders.layout import page_rows
+
+    pdfs: Path = shared_data / "eval" / "financebench" / "pdfs"
+    for filing, page, company, (y22, y21, y20) in (
+        ("CORNING_2022_10K.pdf", 61, "Corning Incorporated", ("1,604", "1,637", "1,377")),
+        ("3M_2022_10K.pdf", 52, "3M Company", ("1,749", "1,603", "1,501")),
+    ):
+        passage = [Passage(1, page_rows(pdfs / filing, page) or "", filing, page, company)]
+        question = "Is it a capital-intensive business based on FY2022 data?"
+        listed = f"Capital expenditures (FY2022: ${y22} million, FY2021: ${y21} million, FY2020: ${y20} million) [1]."
+        assert [f.status for f in check_answer(listed, question, passage).figures] == ["found"] * 3
+        swapped = f"Capital expenditures (FY2022: ${y21} million, FY2021: ${y22} million, FY2020: ${y20} million) [1]."
+        assert [f.status for f in check_answer(swapped, question, passage).figures] == ["mismatch", "mismatch", "found"]

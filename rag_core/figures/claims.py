@@ -79,7 +79,10 @@ def read_claims(answer: str, question: str, known: set[str], strangers: Sequence
             before = answer[lo : n.start]
             if lo == s_start:  # "According to the statements of operations, …": where, not what
                 before = _ATTRIBUTION.sub("", before)
-            after = _own_tail(answer[n.end : hi], bool(concepts(content(before))))
+            tail = answer[n.end : hi]
+            if i + 1 < len(mine):  # "(FY2022: $1,604 million, FY2021: $1,637 million": "FY2021:" is the next one's
+                tail = _NEXT_LABEL.sub("", tail)
+            after = _own_tail(tail, bool(concepts(content(before))))
             terms = content(before)
             if (not concepts(terms) and concepts(content(after))) or SHARE_OF.match(after):
                 terms |= content(after)  # "$6,188 million in net income", "70% of revenue"
@@ -134,6 +137,12 @@ def read_claims(answer: str, question: str, known: set[str], strangers: Sequence
 # A sentence's lead-in that names where its figures come from, not what they are
 _ATTRIBUTION = re.compile(
     r"^\s*(?:according\s+to|based\s+on|as\s+(?:stated|shown|reported|noted|given)\s+in|per)\b[^,.;:]{0,200},\s*",
+    re.IGNORECASE,
+)
+# A period written as a label, "FY2021:", right before the next figure: that figure's period, not the one before it
+# (an answer listing a line item's years, as the local model wrote Corning's and 3M's capex by fiscal year)
+_NEXT_LABEL = re.compile(
+    r"[,;(]?\s*(?:FY\s?'?\d{2,4}|fiscal\s+(?:year\s+)?\d{4}|(?:19|20)\d{2}|Q[1-4]\s*(?:FY\s?)?'?\d{2,4})\s*[:=]\s*$",
     re.IGNORECASE,
 )
 _CUT = re.compile(r";|,\s*(?:and|while|but|whereas|which|compared)\b|\s(?:while|whereas|but)\s", re.IGNORECASE)
