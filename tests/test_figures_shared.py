@@ -135,3 +135,8 @@ def test_a_list_of_years_labelled_fy_gives_each_figure_the_label_before_it(share
         assert [f.status for f in check_answer(listed, question, passage).figures] == ["found"] * 3
         swapped = f"Capital expenditures (FY2022: ${y21} million, FY2021: ${y22} million, FY2020: ${y20} million) [1]."
         assert [f.status for f in check_answer(swapped, question, passage).figures] == ["mismatch", "mismatch", "found"]
+        # the list's last figure keeps its clause: ") and fixed assets …" is the next line item's, as the model went on
+        went_on = listed[:-6] + ") and fixed assets as a % of total assets indicate it is capital-intensive [1]."
+        assert [f.status for f in check_answer(went_on, question, passage).figures] == ["found"] * 3
+        wrong_last = went_on.replace(f"FY2020: ${y20}", f"FY2020: ${y22}")
+        assert [f.status for f in check_answer(wrong_last, question, passage).figures][2] == "mismatch"

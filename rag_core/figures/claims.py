@@ -145,7 +145,12 @@ _NEXT_LABEL = re.compile(
     r"[,;(]?\s*(?:FY\s?'?\d{2,4}|fiscal\s+(?:year\s+)?\d{4}|(?:19|20)\d{2}|Q[1-4]\s*(?:FY\s?)?'?\d{2,4})\s*[:=]\s*$",
     re.IGNORECASE,
 )
-_CUT = re.compile(r";|,\s*(?:and|while|but|whereas|which|compared)\b|\s(?:while|whereas|but)\s", re.IGNORECASE)
+# Where a figure's clause ends: ";", ", and …", "while"; and a closing parenthesis before "and", which ends
+# a list the figure closes ("(FY2022: $1,604 million, …, FY2020: $1,377 million) and fixed assets …")
+_CUT = re.compile(
+    r";|,\s*(?:and|while|but|whereas|which|compared)\b|\s(?:while|whereas|but)\s|\)\s*(?:and|while|but|whereas)\b",
+    re.IGNORECASE,
+)
 
 
 SHARE_OF = re.compile(r"\s*(?:of|as\s+an?\s+(?:percentage|share|portion|proportion)\s+of)\b", re.IGNORECASE)
